@@ -1,0 +1,70 @@
+/* Correctness cases (small, odd, adversarial) and their input data. The
+ * performance shapes live elsewhere (perf_cases.h): different jobs. */
+#ifndef ATTN_CASES_H
+#define ATTN_CASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn.h"
+
+/* What the inputs look like; each exercises an item of ACCURACY.md. */
+typedef enum attn_data_kind {
+    DATA_NORMAL,       /* q, k, v ~ N(0, 1) */
+    DATA_HUGE_LOGITS,  /* scores far beyond 88.7, where expf overflows */
+    DATA_ALL_NEGATIVE, /* every score about -200, where every expf underflows */
+    DATA_TIED,         /* all scores equal: O is the mean of the visible V rows */
+    DATA_ONE_HOT,      /* one key 200 above the rest: O is that V row */
+    DATA_RISING,       /* scores rise along the key axis: a rescale every block */
+    DATA_FALLING,      /* scores fall along the key axis: no rescale */
+    DATA_CANCELLING_V, /* V rows in +/- pairs with equal keys: o ~ 0, judged by E_D */
+    DATA_NAN_Q,        /* NaN in one q row per head */
+    DATA_NAN_K,        /* NaN in one K row per head */
+    DATA_NAN_V,        /* NaN in one V element per head */
+    DATA_MASKED_NONFINITE, /* NaN/Inf in K/V rows that causal masking hides from most rows */
+    DATA_INF,          /* +-Inf in q, K and V */
+    DATA_SUBNORMAL,    /* subnormal q and k (scores underflow), V mixing subnormals */
+    DATA_KIND_COUNT
+} attn_data_kind;
+
+const char *attn_data_name(attn_data_kind kind);
+
+typedef struct attn_case {
+    attn_shape shape;
+    attn_data_kind data;
+} attn_case;
+
+/* The canonical case name shared by verify, bench and the CSV:
+ * impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=4096,dk=128,dv=128,causal=1[,scale=..][,data=..]
+ * `variant` may be NULL (no impl= part); data=normal and scale=0 are omitted. */
+void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap);
+
+typedef enum attn_case_set { CASES_QUICK, CASES_FULL, CASES_ADVERSARIAL } attn_case_set;
+
+/* Parses "quick", "full", "adversarial"; -1 when unknown. */
+int attn_case_set_parse(const char *name);
+
+/* Writes up to `cap` cases of a set into `out` and returns how many the set
+ * has (call with cap = 0 to count). `tiles` (0-terminated, may be NULL) adds
+ * the edge sweeps of ACCURACY.md around each tile size to the full set. */
+int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int cap);
+
+/* Element counts of the four tensors. */
+size_t attn_q_elems(const attn_shape *s);
+size_t attn_kv_elems(const attn_shape *s, int32_t d);
+size_t attn_o_elems(const attn_shape *s);
+
+/* Fills q, k, v for a case deterministically from `seed`. The case's shape
+ * may ask for a particular scale; the generator may set shape->scale
+ * (adversarial data pick their own), so use the returned shape. */
+attn_shape attn_case_fill(const attn_case *c, uint64_t seed, float *q, float *k, float *v);
+
+/* A small deterministic generator (splitmix64), state in the caller. */
+typedef struct attn_rng {
+    uint64_t state;
+} attn_rng;
+uint64_t attn_rng_next(attn_rng *r);
+double attn_rng_uniform(attn_rng *r); /* [0, 1) */
+double attn_rng_normal(attn_rng *r);
+
+#endif

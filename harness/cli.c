@@ -1,0 +1,64 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_features.h"
+
+int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(flag);
+    if (strncmp(arg, flag, len) != 0)
+        return 0;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return 1;
+    }
+    if (arg[len] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "%s: %s needs a value\n", argv[0], flag);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int cli_switch(char **argv, int i, const char *flag)
+{
+    return strcmp(argv[i], flag) == 0;
+}
+
+int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
+                   long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || x < min || x > max) {
+        fprintf(stderr, "%s: %s = '%s' must be a whole number from %ld to %ld\n", cmd, flag, text,
+                min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_unknown(const char *cmd, const char *arg)
+{
+    fprintf(stderr, "%s: unknown option '%s' (see attnbench %s --help)\n", cmd, arg, cmd);
+    return EXIT_USAGE;
+}
+
+int cli_check_cpu_mask(const char *cmd)
+{
+    const attn_cpu_info *cpu = attn_cpu();
+    if (cpu->mask_error) {
+        fprintf(stderr, "%s: %s\n", cmd, cpu->mask_message);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* What every attnbench subcommand shares: its signature, exit codes, and
+ * the small helpers that parse "--flag value" / "--flag=value". */
+#ifndef ATTN_CLI_H
+#define ATTN_CLI_H
+
+#include <stdint.h>
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* argv[0] is the subcommand's name. */
+typedef int (*attn_command_fn)(int argc, char **argv);
+
+int cmd_list(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* 1 when argv[*i] is `flag` with a value ("--flag v" or "--flag=v"):
+ * sets *value and advances *i past a separate value. -1 (after printing
+ * the problem) when the value is missing; 0 when argv[*i] is another flag. */
+int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value);
+
+/* 1 when argv[*i] is exactly the switch `flag`. */
+int cli_switch(char **argv, int i, const char *flag);
+
+/* Parses a whole integer in [min, max]; prints "<cmd>: <flag> ..." and
+ * returns -1 on anything else. */
+int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
+                   long *out);
+
+/* Prints "<cmd>: unknown option '<arg>'" plus a hint to --help; returns EXIT_USAGE. */
+int cli_unknown(const char *cmd, const char *arg);
+
+/* Checks ATTN_CPU_MASK; prints its problem and returns -1 when malformed. */
+int cli_check_cpu_mask(const char *cmd);
+
+#endif

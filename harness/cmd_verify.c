@@ -1,0 +1,288 @@
+/* attnbench verify: every available variant on the correctness cases,
+ * judged by ACCURACY.md's rules A, B, C and guard bytes around O. */
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "cases.h"
+#include "cli.h"
+#include "variant.h"
+
+enum { MAX_VARIANTS = 32, GUARD_FLOATS = 16 };
+static const uint32_t guard_bits = 0x7FC0DEADu;  /* a quiet NaN with a payload */
+static const uint32_t unset_bits = 0x7FA00001u;  /* what O holds before the run */
+
+typedef struct verify_opts {
+    const attn_variant *variants[MAX_VARIANTS];
+    int n_variants;
+    attn_case_set sets[3];
+    int n_sets;
+    long seeds;
+    regex_t filter;
+    int has_filter;
+    int verbose;
+} verify_opts;
+
+typedef struct verify_tally {
+    int passed, failed, skipped;
+} verify_tally;
+
+static void verify_help(void)
+{
+    printf("usage: attnbench verify [--variant NAME]... [--cases quick|full|adversarial]...\n"
+           "                        [--seeds N] [--filter REGEX]\n\n"
+           "Runs each variant this CPU supports on the correctness cases and checks it\n"
+           "against the double-precision reference (ACCURACY.md): rule A (a-priori bound),\n"
+           "rule B (max E_M <= 4 x naive's + 16u over the seeds), rule C (special values)\n"
+           "and guard bytes around O and the workspace. One line per variant x case:\n"
+           "  PASS|FAIL <case name> E_M E_D (in u = 2^-24) NMSE max_ulp slack\n"
+           "slack is the bound divided by the worst error (> 1 passes). Exits 1 on any FAIL.\n\n"
+           "  --variant NAME   only this variant (repeatable); default: all\n"
+           "  --cases SET      quick (default), full (adds GQA/MQA, cross, decode, odd sizes\n"
+           "                   and each variant's tile-edge sweep) or adversarial (repeatable)\n"
+           "  --seeds N        data seeds per case, 3 or more for rule B (default 3)\n"
+           "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
+           "  --verbose        also print the naive yardstick per case\n");
+}
+
+static void fill_bits(float *x, size_t n, uint32_t bits)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], &bits, sizeof bits);
+}
+
+static int guards_intact(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], sizeof b);
+        if (b != guard_bits)
+            return 0;
+    }
+    return 1;
+}
+
+/* Buffers for one case, O surrounded by guard floats. */
+typedef struct case_buffers {
+    float *q, *k, *v, *o_block, *o;
+    size_t o_elems;
+} case_buffers;
+
+static int buffers_alloc(case_buffers *b, const attn_shape *s)
+{
+    b->o_elems = attn_o_elems(s);
+    b->q = malloc(sizeof(float) * attn_q_elems(s));
+    b->k = malloc(sizeof(float) * attn_kv_elems(s, s->d_k));
+    b->v = malloc(sizeof(float) * attn_kv_elems(s, s->d_v));
+    b->o_block = malloc(sizeof(float) * (b->o_elems + 2 * GUARD_FLOATS));
+    b->o = b->o_block ? b->o_block + GUARD_FLOATS : NULL;
+    return b->q && b->k && b->v && b->o_block ? 0 : -1;
+}
+
+static void buffers_free(case_buffers *b)
+{
+    free(b->q);
+    free(b->k);
+    free(b->v);
+    free(b->o_block);
+}
+
+/* One run of `v` on the data in `b`, checked on every row. Returns 0, or -1
+ * with `why` set when the run itself failed. */
+static int run_and_check(const attn_variant *v, const attn_shape *s, case_buffers *b,
+                         attn_err_stats *st, char *why, size_t cap)
+{
+    fill_bits(b->o_block, GUARD_FLOATS, guard_bits);
+    fill_bits(b->o, b->o_elems, unset_bits);
+    fill_bits(b->o + b->o_elems, GUARD_FLOATS, guard_bits);
+    attn_run_report report;
+    char msg[256];
+    int rc = attn_run_variant(v, s, b->q, b->k, b->v, b->o, &report, msg, sizeof msg);
+    if (rc != ATTN_OK) {
+        snprintf(why, cap, "attn_run returned %d: %s", rc, msg);
+        return -1;
+    }
+    if (!guards_intact(b->o_block, GUARD_FLOATS) ||
+        !guards_intact(b->o + b->o_elems, GUARD_FLOATS)) {
+        snprintf(why, cap, "guard bytes around O overwritten");
+        return -1;
+    }
+    if (!report.workspace_guard_ok) {
+        snprintf(why, cap, "guard bytes around the workspace overwritten");
+        return -1;
+    }
+    attn_problem p = attn_problem_for(s, b->q, b->k, b->v);
+    if (attn_check_output(v, &p, b->o, 1, st) != ATTN_OK) {
+        snprintf(why, cap, "out of memory for the reference");
+        return -1;
+    }
+    return 0;
+}
+
+/* Verifies one variant on one case over all seeds; prints its line. */
+static void verify_case(const verify_opts *o, const attn_variant *v, const attn_case *c,
+                        verify_tally *tally)
+{
+    const attn_variant *naive = attn_find_variant("naive");
+    char name[256], why[400] = "";
+    attn_case_name(v->name, c, name, sizeof name);
+    if (o->has_filter && regexec(&o->filter, name, 0, NULL, 0) != 0)
+        return;
+    case_buffers b;
+    attn_err_stats total, naive_total;
+    attn_err_init(&total);
+    attn_err_init(&naive_total);
+    int failed = 0;
+    if (buffers_alloc(&b, &c->shape) != 0) {
+        snprintf(why, sizeof why, "cannot allocate the case's buffers");
+        failed = 1;
+    }
+    for (long seed = 1; !failed && seed <= o->seeds; seed++) {
+        attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
+        attn_err_stats st, naive_st;
+        if (naive && run_and_check(naive, &s, &b, &naive_st, why, sizeof why) != 0) {
+            failed = 1; /* the yardstick itself failed: report it against this line */
+            break;
+        }
+        attn_err_merge(&naive_total, &naive_st);
+        if (run_and_check(v, &s, &b, &st, why, sizeof why) != 0) {
+            failed = 1;
+            break;
+        }
+        attn_err_merge(&total, &st);
+    }
+    if (!failed && total.failures) {
+        snprintf(why, sizeof why, "%s", total.first_failure);
+        failed = 1;
+    }
+    const double rule_b = 4.0 * naive_total.e_m + 16.0;
+    if (!failed && total.e_m > rule_b) {
+        snprintf(why, sizeof why, "rule B: E_M %.2fu > 4 x naive %.2fu + 16u = %.2fu", total.e_m,
+                 naive_total.e_m, rule_b);
+        failed = 1;
+    }
+    double slack = total.worst_ratio > 0 ? 1.0 / total.worst_ratio : INFINITY;
+    printf("%s %s E_M=%.2fu E_D=%.2fu NMSE=%.2e max_ulp=%.0f slack=%.3gx", failed ? "FAIL" : "PASS",
+           name, total.e_m, total.e_d, attn_err_nmse(&total), total.max_ulp, slack);
+    if (o->verbose)
+        printf(" naive_E_M=%.2fu", naive_total.e_m);
+    if (total.rows_skipped)
+        printf(" inf_rows=%ld", total.rows_skipped);
+    if (failed)
+        printf("\n     %s", why);
+    printf("\n");
+    fflush(stdout);
+    if (failed)
+        tally->failed++;
+    else
+        tally->passed++;
+    buffers_free(&b);
+}
+
+static void verify_variant(const verify_opts *o, const attn_variant *v, verify_tally *tally)
+{
+    if (!attn_variant_runnable(v)) {
+        char missing[128];
+        attn_variant_missing(v, missing, sizeof missing);
+        printf("SKIP impl=%s (every case): skipped: needs %s\n", v->name, missing);
+        tally->skipped++;
+        return;
+    }
+    for (int si = 0; si < o->n_sets; si++) {
+        int n = attn_case_list(o->sets[si], v->tiles, NULL, 0);
+        attn_case *cases = malloc(sizeof *cases * (size_t)n);
+        if (!cases) {
+            printf("FAIL impl=%s: cannot allocate the case list\n", v->name);
+            tally->failed++;
+            return;
+        }
+        attn_case_list(o->sets[si], v->tiles, cases, n);
+        for (int i = 0; i < n; i++)
+            verify_case(o, v, &cases[i], tally);
+        free(cases);
+    }
+}
+
+static int parse_verify_args(int argc, char **argv, verify_opts *o)
+{
+    const char *value;
+    int r;
+    for (int i = 1; i < argc; i++) {
+        if (cli_switch(argv, i, "--help") || cli_switch(argv, i, "-h")) {
+            verify_help();
+            return 1;
+        } else if (cli_switch(argv, i, "--verbose")) {
+            o->verbose = 1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            const attn_variant *v = attn_find_variant(value);
+            if (!v) {
+                fprintf(stderr, "verify: --variant '%s' is not a variant (attnbench list)\n",
+                        value);
+                return -1;
+            }
+            if (o->n_variants < MAX_VARIANTS)
+                o->variants[o->n_variants++] = v;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--cases", &value)) != 0) {
+            int set = r < 0 ? -1 : attn_case_set_parse(value);
+            if (set < 0) {
+                if (r > 0)
+                    fprintf(stderr,
+                            "verify: --cases '%s' must be quick, full or adversarial\n", value);
+                return -1;
+            }
+            if (o->n_sets < 3)
+                o->sets[o->n_sets++] = (attn_case_set)set;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--seeds", &value)) != 0) {
+            if (r < 0 || cli_parse_long("verify", "--seeds", value, 1, 1000, &o->seeds) != 0)
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if (o->has_filter)
+                regfree(&o->filter);
+            if (regcomp(&o->filter, value, REG_EXTENDED | REG_NOSUB) != 0) {
+                fprintf(stderr, "verify: --filter '%s' is not a valid regular expression\n",
+                        value);
+                return -1;
+            }
+            o->has_filter = 1;
+        } else {
+            cli_unknown("verify", argv[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    verify_opts o = {.seeds = 3};
+    int rc = parse_verify_args(argc, argv, &o);
+    if (rc != 0) {
+        if (o.has_filter)
+            regfree(&o.filter);
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (cli_check_cpu_mask("verify") != 0)
+        return EXIT_USAGE;
+    if (o.n_variants == 0)
+        for (int i = 0; i < attn_variants_count && i < MAX_VARIANTS; i++)
+            o.variants[o.n_variants++] = &attn_variants[i];
+    if (o.n_sets == 0)
+        o.sets[o.n_sets++] = CASES_QUICK;
+    if (o.seeds < 3)
+        fprintf(stderr, "verify: note: rule B wants 3 or more seeds (--seeds %ld)\n", o.seeds);
+    verify_tally tally = {0};
+    for (int i = 0; i < o.n_variants; i++)
+        verify_variant(&o, o.variants[i], &tally);
+    printf("verify: %d passed, %d failed, %d skipped\n", tally.passed, tally.failed,
+           tally.skipped);
+    if (o.has_filter)
+        regfree(&o.filter);
+    return tally.failed ? EXIT_FAILED : EXIT_OK;
+}

@@ -1,0 +1,224 @@
+/* One-time CPU detection: CPUID for what the core implements, XGETBV for
+ * what the OS actually saves on a context switch (an AVX-512 core under an
+ * OS that does not save ZMM state must not run AVX-512 code). */
+#include "cpu_features.h"
+
+#include <cpuid.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+static const struct {
+    uint32_t bit;
+    const char *name;
+    uint32_t implies; /* features that cannot exist without this one */
+} feature_names[ATTN_CPU_FEATURE_COUNT] = {
+    {ATTN_CPU_SSE42, "sse4.2", 0},
+    {ATTN_CPU_AVX, "avx",
+     ATTN_CPU_AVX2 | ATTN_CPU_FMA | ATTN_CPU_F16C | ATTN_CPU_AVX512F | ATTN_CPU_AVX512DQ |
+         ATTN_CPU_AVX512BW | ATTN_CPU_AVX512VL | ATTN_CPU_AVX512BF16},
+    {ATTN_CPU_AVX2, "avx2",
+     ATTN_CPU_AVX512F | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512VL |
+         ATTN_CPU_AVX512BF16},
+    {ATTN_CPU_FMA, "fma", 0},
+    {ATTN_CPU_F16C, "f16c", 0},
+    {ATTN_CPU_AVX512F, "avx512f",
+     ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512VL | ATTN_CPU_AVX512BF16},
+    {ATTN_CPU_AVX512DQ, "avx512dq", 0},
+    {ATTN_CPU_AVX512BW, "avx512bw", ATTN_CPU_AVX512BF16},
+    {ATTN_CPU_AVX512VL, "avx512vl", 0},
+    {ATTN_CPU_AVX512BF16, "avx512_bf16", 0},
+    {ATTN_CPU_AMX_TILE, "amx_tile", ATTN_CPU_AMX_BF16 | ATTN_CPU_AMX_INT8},
+    {ATTN_CPU_AMX_BF16, "amx_bf16", 0},
+    {ATTN_CPU_AMX_INT8, "amx_int8", 0},
+};
+
+const char *attn_cpu_feature_name(uint32_t bit)
+{
+    for (int i = 0; i < ATTN_CPU_FEATURE_COUNT; i++)
+        if (feature_names[i].bit == bit)
+            return feature_names[i].name;
+    return NULL;
+}
+
+void attn_cpu_format(uint32_t set, char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    for (int i = 0; i < ATTN_CPU_FEATURE_COUNT; i++) {
+        if (!(set & feature_names[i].bit))
+            continue;
+        int n = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", feature_names[i].name);
+        if (n < 0 || (size_t)n >= cap - len)
+            return;
+        len += (size_t)n;
+    }
+}
+
+/* The closure of `set` under "hiding X hides what needs X". */
+static uint32_t with_dependents(uint32_t set)
+{
+    uint32_t prev;
+    do {
+        prev = set;
+        for (int i = 0; i < ATTN_CPU_FEATURE_COUNT; i++)
+            if (set & feature_names[i].bit)
+                set |= feature_names[i].implies;
+    } while (set != prev);
+    return set;
+}
+
+int attn_cpu_parse_mask(const char *spec, uint32_t *hide, char *msg, size_t cap)
+{
+    uint32_t set = 0;
+    const char *p = spec;
+    if (msg && cap)
+        msg[0] = '\0';
+    if (!spec || !*spec) {
+        *hide = 0;
+        return 0;
+    }
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char token[32];
+        if (len == 0 || len >= sizeof token) {
+            if (msg)
+                snprintf(msg, cap, "ATTN_CPU_MASK: empty or overlong token in \"%s\"", spec);
+            return -1;
+        }
+        memcpy(token, p, len);
+        token[len] = '\0';
+        if (token[0] != '-') {
+            if (msg)
+                snprintf(msg, cap,
+                         "ATTN_CPU_MASK: token \"%s\" must start with '-' (features can only be "
+                         "hidden, e.g. -avx512f)",
+                         token);
+            return -1;
+        }
+        uint32_t bit = 0;
+        if (strcmp(token + 1, "all") == 0)
+            bit = (1u << ATTN_CPU_FEATURE_COUNT) - 1;
+        for (int i = 0; i < ATTN_CPU_FEATURE_COUNT && !bit; i++)
+            if (strcmp(token + 1, feature_names[i].name) == 0)
+                bit = feature_names[i].bit;
+        if (!bit) {
+            if (msg) {
+                char known[256];
+                attn_cpu_format((1u << ATTN_CPU_FEATURE_COUNT) - 1, known, sizeof known);
+                snprintf(msg, cap, "ATTN_CPU_MASK: unknown feature \"%s\" (known: all %s)",
+                         token + 1, known);
+            }
+            return -1;
+        }
+        set |= bit;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *hide = with_dependents(set);
+    return 0;
+}
+
+static uint64_t xgetbv0(void)
+{
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+static uint32_t detect_features(void)
+{
+    unsigned a, b, c, d, max_leaf = __get_cpuid_max(0, NULL);
+    uint32_t f = 0;
+    if (max_leaf < 1 || !__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    if (c & bit_SSE4_2)
+        f |= ATTN_CPU_SSE42;
+    int osxsave = (c & bit_OSXSAVE) != 0;
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    int ymm_saved = (xcr0 & 0x6) == 0x6;           /* SSE and AVX state */
+    int zmm_saved = (xcr0 & 0xe6) == 0xe6;         /* plus opmask, ZMM_Hi256, Hi16_ZMM */
+    int amx_saved = (xcr0 & 0x60000) == 0x60000;   /* XTILECFG and XTILEDATA */
+    if (ymm_saved && (c & bit_AVX)) {
+        f |= ATTN_CPU_AVX;
+        if (c & bit_FMA)
+            f |= ATTN_CPU_FMA;
+        if (c & bit_F16C)
+            f |= ATTN_CPU_F16C;
+    }
+    if (max_leaf >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        if ((f & ATTN_CPU_AVX) && (b & bit_AVX2))
+            f |= ATTN_CPU_AVX2;
+        if (zmm_saved && (f & ATTN_CPU_AVX2) && (b & bit_AVX512F)) {
+            f |= ATTN_CPU_AVX512F;
+            if (b & bit_AVX512DQ)
+                f |= ATTN_CPU_AVX512DQ;
+            if (b & bit_AVX512BW)
+                f |= ATTN_CPU_AVX512BW;
+            if (b & bit_AVX512VL)
+                f |= ATTN_CPU_AVX512VL;
+        }
+        if (amx_saved && (d & (1u << 24))) {
+            f |= ATTN_CPU_AMX_TILE;
+            if (d & (1u << 22))
+                f |= ATTN_CPU_AMX_BF16;
+            if (d & (1u << 25))
+                f |= ATTN_CPU_AMX_INT8;
+        }
+        unsigned a1, b1, c1, d1;
+        __cpuid_count(7, 1, a1, b1, c1, d1);
+        (void)b1, (void)c1, (void)d1;
+        if ((f & ATTN_CPU_AVX512BW) && (a1 & (1u << 5)))
+            f |= ATTN_CPU_AVX512BF16;
+    }
+    return f;
+}
+
+static void read_brand(char *out, size_t cap)
+{
+    unsigned regs[12];
+    out[0] = '\0';
+    if (__get_cpuid_max(0x80000000, NULL) < 0x80000004)
+        return;
+    for (unsigned i = 0; i < 3; i++)
+        __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2],
+                    &regs[4 * i + 3]);
+    char brand[49];
+    memcpy(brand, regs, 48);
+    brand[48] = '\0';
+    const char *s = brand;
+    while (*s == ' ')
+        s++;
+    snprintf(out, cap, "%s", s);
+}
+
+/* The only mutable global of the library: written once under call_once. */
+static attn_cpu_info cpu_info;
+static once_flag cpu_once = ONCE_FLAG_INIT;
+
+static void detect_once(void)
+{
+    cpu_info.detected = detect_features();
+    read_brand(cpu_info.model, sizeof cpu_info.model);
+    const char *spec = getenv("ATTN_CPU_MASK");
+    uint32_t hide = 0;
+    if (attn_cpu_parse_mask(spec, &hide, cpu_info.mask_message, sizeof cpu_info.mask_message) !=
+        0) {
+        cpu_info.mask_error = 1;
+        hide = (1u << ATTN_CPU_FEATURE_COUNT) - 1; /* run nothing that needs a feature */
+    }
+    cpu_info.hidden = hide;
+    cpu_info.features = cpu_info.detected & ~hide;
+}
+
+const attn_cpu_info *attn_cpu(void)
+{
+    call_once(&cpu_once, detect_once);
+    return &cpu_info;
+}

@@ -1,0 +1,53 @@
+/* CPU features, detected once (CPUID + XGETBV) into a bitmask.
+ * ATTN_CPU_MASK hides features so dispatch can be tested on any machine:
+ *   ATTN_CPU_MASK=-avx512f          hide AVX-512F (and everything built on it)
+ *   ATTN_CPU_MASK=-avx2,-fma        comma-separated, each token "-name"
+ *   ATTN_CPU_MASK=-all              hide every optional feature (scalar only)
+ * Hiding a feature also hides the features that depend on it (hiding avx
+ * hides avx2, fma, f16c and AVX-512). A malformed value is an error. */
+#ifndef ATTN_CPU_FEATURES_H
+#define ATTN_CPU_FEATURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    ATTN_CPU_SSE42 = 1u << 0,
+    ATTN_CPU_AVX = 1u << 1,
+    ATTN_CPU_AVX2 = 1u << 2,
+    ATTN_CPU_FMA = 1u << 3,
+    ATTN_CPU_F16C = 1u << 4,
+    ATTN_CPU_AVX512F = 1u << 5,
+    ATTN_CPU_AVX512DQ = 1u << 6,
+    ATTN_CPU_AVX512BW = 1u << 7,
+    ATTN_CPU_AVX512VL = 1u << 8,
+    ATTN_CPU_AVX512BF16 = 1u << 9,
+    ATTN_CPU_AMX_TILE = 1u << 10,
+    ATTN_CPU_AMX_BF16 = 1u << 11,
+    ATTN_CPU_AMX_INT8 = 1u << 12,
+};
+#define ATTN_CPU_FEATURE_COUNT 13
+
+typedef struct attn_cpu_info {
+    uint32_t detected; /* what CPUID + XGETBV report */
+    uint32_t features; /* detected minus what ATTN_CPU_MASK hides */
+    uint32_t hidden;   /* what ATTN_CPU_MASK asked to hide */
+    int mask_error;    /* nonzero when ATTN_CPU_MASK is malformed */
+    char mask_message[160];
+    char model[64];    /* brand string */
+} attn_cpu_info;
+
+/* Detected on first call (thread-safe, once); never NULL. */
+const attn_cpu_info *attn_cpu(void);
+
+/* Parse a mask specification into the set of features to hide. Returns 0 on
+ * success; on failure, -1 and a message naming the bad token. */
+int attn_cpu_parse_mask(const char *spec, uint32_t *hide, char *msg, size_t cap);
+
+/* Lower-case name of one feature bit ("avx512f"); NULL for an unknown bit. */
+const char *attn_cpu_feature_name(uint32_t bit);
+
+/* Writes the names of the features in `set` separated by spaces. */
+void attn_cpu_format(uint32_t set, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,37 @@
+/* ACCURACY.md's metrics and pass rules A and C, accumulated row by row. */
+#ifndef ATTN_METRICS_H
+#define ATTN_METRICS_H
+
+#include "reference.h"
+
+typedef struct attn_err_stats {
+    double e_m;         /* max |ô-o| / M_ic, in u */
+    double e_d;         /* max |ô-o| / D_ic, in u */
+    double sq_err;      /* sum (ô-o)^2 */
+    double sq_ref;      /* sum o^2 */
+    double max_ulp;     /* against the float32 rounding of o, for |o| >= 2^-10 M_ic */
+    double worst_ratio; /* max |ô-o| / bound (rule A passes while <= 1) */
+    double bound_u;     /* the bound in u*M at the element of worst_ratio */
+    long elements;      /* elements checked against rule A */
+    long rows_skipped;  /* rows that see an Inf: only "no crash" is asked */
+    long failures;      /* rule A and rule C violations */
+    char first_failure[320];
+} attn_err_stats;
+
+void attn_err_init(attn_err_stats *e);
+
+/* Checks one output row of a variant against the reference row `r`.
+ * exp_ulps and rescales are rule A's c_exp and r. */
+void attn_err_row(attn_err_stats *e, const attn_problem *p, int32_t b, int32_t h, int32_t i,
+                  const attn_ref_row *r, const float *got, int exp_ulps, int rescales);
+
+/* Folds `src` into `dst` (max of maxima, sums of sums, first failure kept). */
+void attn_err_merge(attn_err_stats *dst, const attn_err_stats *src);
+
+double attn_err_nmse(const attn_err_stats *e);
+
+/* Rule A's r for a variant and row: ceil(n_i / kv_block) plus up to two
+ * merges per thread for split-KV (flash-decoding); 0 for two-pass variants. */
+int attn_rescales(const attn_variant *v, const attn_problem *p, int32_t n_seen);
+
+#endif

@@ -1,0 +1,288 @@
+"""Loading and validation of attnbench results: the matrix CSV and its
+sidecar FILE.meta.json (docs/results-format.md is the contract).
+
+plot.py, report.py and compare.py all read results through load(); the
+column list lives here only. Anything wrong with an input raises DataError,
+which run_cli() turns into one line `error: ...` on stderr and exit code 2.
+"""
+
+import csv
+import json
+import math
+import os
+import sys
+
+# (name, type) in the documented order. Empty numeric fields mean "not
+# measured" and load as None.
+COLUMNS = (
+    ("case", str),
+    ("variant", str),
+    ("batch", int),
+    ("heads_q", int),
+    ("heads_kv", int),
+    ("n_q", int),
+    ("n_kv", int),
+    ("d_k", int),
+    ("d_v", int),
+    ("causal", int),
+    ("threads", int),
+    ("time_ns_median", float),
+    ("time_ns_min", float),
+    ("time_ns_max", float),
+    ("repetitions", int),
+    ("gflops", float),
+    ("gbytes_per_s", float),
+    ("limit", str),
+    ("peak_gflops", float),
+    ("peak_gbytes_per_s", float),
+    ("pct_peak", float),
+    ("workspace_bytes", int),
+    ("max_err_u", float),
+    ("max_err_d_u", float),
+    ("bound_u", float),
+    ("nmse", float),
+    ("status", str),
+)
+COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+SHAPE_COLUMNS = ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal")
+LIMITS = ("fma", "bandwidth")
+
+# The variants the suite ships, in the order tables and legends list them.
+VARIANT_ORDER = ("naive", "blocked", "stream", "avx2", "avx512", "xsmm", "blas")
+
+
+class DataError(Exception):
+    """An input the scripts cannot use; the message is one line for the user."""
+
+
+def meta_path(csv_path):
+    """FILE.csv -> FILE.meta.json (any other name: NAME.meta.json)."""
+    root, ext = os.path.splitext(csv_path)
+    return (root if ext == ".csv" else csv_path) + ".meta.json"
+
+
+def _parse_field(path, line, name, kind, text):
+    text = text.strip()
+    if kind is str:
+        return text
+    if text == "":
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise DataError(f"{path}:{line}: column '{name}': {text!r} is not {what}") from None
+
+
+def _parse_row(path, line, record):
+    if None in record:
+        raise DataError(f"{path}:{line}: more fields than the header has columns")
+    if any(value is None for value in record.values()):
+        raise DataError(f"{path}:{line}: fewer fields than the header has columns")
+    row = {name: _parse_field(path, line, name, kind, record[name]) for name, kind in COLUMNS}
+    if row["limit"] not in LIMITS + ("",):
+        raise DataError(f"{path}:{line}: column 'limit': {row['limit']!r} is not fma or bandwidth")
+    if not row["variant"]:
+        raise DataError(f"{path}:{line}: column 'variant' is empty")
+    return row
+
+
+def _open_text(path):
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise DataError(f"{path}: is a directory, not a CSV file")
+    try:
+        return open(path, newline="", encoding="utf-8")
+    except OSError as err:
+        raise DataError(f"{path}: cannot open: {err.strerror}") from None
+
+
+def read_csv(path):
+    """Rows of one matrix CSV as dicts of typed values."""
+    with _open_text(path) as f:
+        try:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames
+            if not header:
+                raise DataError(f"{path}: empty file (no header row)")
+            missing = [name for name in COLUMN_NAMES if name not in header]
+            if missing:
+                raise DataError(f"{path}: missing columns: {', '.join(missing)}")
+            rows = [_parse_row(path, reader.line_num, record) for record in reader]
+        except csv.Error as err:
+            raise DataError(f"{path}: not a readable CSV: {err}") from None
+        except UnicodeDecodeError:
+            raise DataError(f"{path}: not UTF-8 text") from None
+    if not rows:
+        raise DataError(f"{path}: no data rows (only a header)")
+    return rows
+
+
+def read_meta(csv_path):
+    """The sidecar JSON as a dict; {} (with a note) when there is none."""
+    path = meta_path(csv_path)
+    if not os.path.exists(path):
+        note(f"no {os.path.basename(path)} beside {csv_path}: machine details unknown")
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: cannot read: {err}") from None
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: not valid JSON: {err.msg} at line {err.lineno}") from None
+    if not isinstance(meta, dict):
+        raise DataError(f"{path}: expected a JSON object at the top level")
+    return meta
+
+
+class Results:
+    """Rows of one or more CSVs of one machine, and that machine's metadata."""
+
+    def __init__(self, paths, rows, meta):
+        self.paths = list(paths)
+        self.rows = rows
+        self.meta = meta
+
+
+def load(paths):
+    """Reads the CSVs in order; a later row with the same key replaces an
+    earlier one (a re-measured cell). Metadata comes from the first file
+    that has it."""
+    by_key = {}
+    meta = {}
+    for path in paths:
+        file_meta = read_meta(path)
+        if not meta:
+            meta = file_meta
+        elif file_meta and file_meta.get("cpu_model") != meta.get("cpu_model"):
+            note(f"{path} is from another machine ({file_meta.get('cpu_model')}); "
+                 "titles name the first")
+        for row in read_csv(path):
+            by_key[row_key(row)] = row
+    return Results(paths, list(by_key.values()), meta)
+
+
+def load_one(path):
+    return load([path])
+
+
+# Row helpers -----------------------------------------------------------------
+
+def shape_of(row):
+    return tuple(row[name] for name in SHAPE_COLUMNS)
+
+
+def row_key(row):
+    """What identifies a cell of the matrix: variant, shape, threads."""
+    return (row["variant"], shape_of(row), row["threads"])
+
+
+def is_ok(row):
+    return row["status"] == "ok"
+
+
+def is_skipped(row):
+    return row["status"].startswith("skipped")
+
+
+def is_failed(row):
+    return row["status"].startswith("failed")
+
+
+def is_finite(value):
+    return value is not None and math.isfinite(value)
+
+
+def has_timing(row):
+    """Measured and not skipped: a row the performance views can use."""
+    return not is_skipped(row) and is_finite(row["time_ns_median"]) and row["time_ns_median"] > 0
+
+
+def shape_label(row):
+    """A short, readable name of the shape: the fields that differ from the
+    common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added."""
+    parts = [f"n={row['n_kv']}" if row["n_q"] == row["n_kv"] else f"nq={row['n_q']} nkv={row['n_kv']}"]
+    parts.append(f"d={row['d_k']}" if row["d_v"] == row["d_k"] else f"dk={row['d_k']} dv={row['d_v']}")
+    heads = f"H={row['heads_q']}"
+    if row["heads_kv"] != row["heads_q"]:
+        heads += f"/{row['heads_kv']}"
+    parts.append(heads)
+    if row["batch"] != 1:
+        parts.append(f"B={row['batch']}")
+    if row["causal"]:
+        parts.append("causal")
+    return " ".join(parts)
+
+
+def family_of(row):
+    """A shape without its sequence length: the panel a row is drawn in when
+    n is on the x axis. n_q stays in when it is not n_kv (decode)."""
+    n_q = None if row["n_q"] == row["n_kv"] else row["n_q"]
+    return (row["d_k"], row["d_v"], row["heads_q"], row["heads_kv"], row["batch"], row["causal"], n_q)
+
+
+def family_label(family):
+    d_k, d_v, heads_q, heads_kv, batch, causal, n_q = family
+    parts = [f"d_k={d_k}" if d_v == d_k else f"d_k={d_k} d_v={d_v}"]
+    parts.append(f"heads={heads_q}" + (f"/{heads_kv} kv" if heads_kv != heads_q else ""))
+    if n_q is not None:
+        parts.append(f"n_q={n_q}")
+    if batch != 1:
+        parts.append(f"batch={batch}")
+    if causal:
+        parts.append("causal")
+    return ", ".join(parts)
+
+
+def variant_sort_key(name):
+    """Known variants in VARIANT_ORDER, others after them by name."""
+    if name in VARIANT_ORDER:
+        return (0, VARIANT_ORDER.index(name), name)
+    return (1, 0, name)
+
+
+def variants_in(rows):
+    return sorted({row["variant"] for row in rows}, key=variant_sort_key)
+
+
+def shape_sort_key(row):
+    """Prefill before decode, then by head size, heads, ..., and n."""
+    return (row["limit"] != "fma", row["d_k"], row["heads_q"], row["heads_kv"], row["d_v"],
+            row["batch"], row["causal"], row["n_q"], row["n_kv"])
+
+
+def family_sort_key(family):
+    return tuple(-1 if value is None else value for value in family)
+
+
+def machine_title(meta):
+    """'Intel(R) Xeon(R) Processor, 2 cores, 2026-11-30' from the metadata."""
+    model = meta.get("cpu_model") or "unknown machine"
+    parts = [model]
+    if meta.get("cores"):
+        parts.append(f"{meta['cores']} cores")
+    if meta.get("date"):
+        parts.append(str(meta["date"])[:10])
+    return ", ".join(parts)
+
+
+# Command-line plumbing shared by the scripts --------------------------------
+
+def note(message):
+    print(f"note: {message}", file=sys.stderr)
+
+
+def run_cli(main, argv=None):
+    """Runs main(argv); a DataError or an OS error on output becomes one
+    line on stderr and exit code 2, never a traceback."""
+    try:
+        return main(argv)
+    except DataError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
