@@ -2,7 +2,11 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "cases.h"
 
 attn_problem attn_problem_for(const attn_shape *s, const float *q, const float *k, const float *v)
 {
@@ -62,3 +66,77 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
     free(partial);
     return ATTN_OK;
 }
+
+static const uint32_t guard_bits = 0x7FC0DEADu;  /* a quiet NaN with a payload */
+static const uint32_t unset_bits = 0x7FA00001u;  /* what O holds before the run */
+
+
+static void fill_bits(float *x, size_t n, uint32_t bits)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], &bits, sizeof bits);
+}
+
+static int guards_intact(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], sizeof b);
+        if (b != guard_bits)
+            return 0;
+    }
+    return 1;
+}
+
+
+int attn_case_buffers_alloc(attn_case_buffers *b, const attn_shape *s)
+{
+    b->o_elems = attn_o_elems(s);
+    b->q = malloc(sizeof(float) * attn_q_elems(s));
+    b->k = malloc(sizeof(float) * attn_kv_elems(s, s->d_k));
+    b->v = malloc(sizeof(float) * attn_kv_elems(s, s->d_v));
+    b->o_block = malloc(sizeof(float) * (b->o_elems + 2 * ATTN_GUARD_FLOATS));
+    b->o = b->o_block ? b->o_block + ATTN_GUARD_FLOATS : NULL;
+    return b->q && b->k && b->v && b->o_block ? 0 : -1;
+}
+
+void attn_case_buffers_free(attn_case_buffers *b)
+{
+    free(b->q);
+    free(b->k);
+    free(b->v);
+    free(b->o_block);
+}
+
+/* One run of `v` on the data in `b`, checked on every row. Returns 0, or -1
+ * with `why` set when the run itself failed. */
+int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffers *b,
+                         attn_err_stats *st, char *why, size_t cap)
+{
+    fill_bits(b->o_block, ATTN_GUARD_FLOATS, guard_bits);
+    fill_bits(b->o, b->o_elems, unset_bits);
+    fill_bits(b->o + b->o_elems, ATTN_GUARD_FLOATS, guard_bits);
+    attn_run_report report;
+    char msg[256];
+    int rc = attn_run_variant(v, s, b->q, b->k, b->v, b->o, &report, msg, sizeof msg);
+    if (rc != ATTN_OK) {
+        snprintf(why, cap, "attn_run returned %d: %s", rc, msg);
+        return -1;
+    }
+    if (!guards_intact(b->o_block, ATTN_GUARD_FLOATS) ||
+        !guards_intact(b->o + b->o_elems, ATTN_GUARD_FLOATS)) {
+        snprintf(why, cap, "guard bytes around O overwritten");
+        return -1;
+    }
+    if (!report.workspace_guard_ok) {
+        snprintf(why, cap, "guard bytes around the workspace overwritten");
+        return -1;
+    }
+    attn_problem p = attn_problem_for(s, b->q, b->k, b->v);
+    if (attn_check_output(v, &p, b->o, 1, st) != ATTN_OK) {
+        snprintf(why, cap, "out of memory for the reference");
+        return -1;
+    }
+    return 0;
+}
+

@@ -14,4 +14,20 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
 /* Builds the problem the dispatcher would build (scale resolved). */
 attn_problem attn_problem_for(const attn_shape *s, const float *q, const float *k, const float *v);
 
+/* Buffers for one case's tensors, O surrounded by guard floats. */
+enum { ATTN_GUARD_FLOATS = 16 };
+typedef struct attn_case_buffers {
+    float *q, *k, *v, *o_block, *o;
+    size_t o_elems;
+} attn_case_buffers;
+int attn_case_buffers_alloc(attn_case_buffers *b, const attn_shape *s);
+void attn_case_buffers_free(attn_case_buffers *b);
+
+/* One run of `v` on the data in `b` (O pre-filled with a NaN pattern so an
+ * element never written shows up), then guard bytes around O and the
+ * workspace, then every row through attn_check_output. Returns 0, or -1
+ * with `why` set when the run itself failed or a guard was overwritten. */
+int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffers *b,
+                    attn_err_stats *st, char *why, size_t cap);
+
 #endif

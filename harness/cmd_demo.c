@@ -19,7 +19,8 @@ static void demo_help(void)
 static void print_matrix(const char *title, const float *m, int rows, int cols,
                          const char *const *labels)
 {
-    printf("%s\n", title);
+    if (title[0])
+        printf("%s\n", title);
     for (int i = 0; i < rows; i++) {
         printf("  %-5s [", labels ? labels[i] : "");
         for (int j = 0; j < cols; j++)
@@ -39,6 +40,14 @@ static int demo_softmax(const char *variant)
     for (int i = 0; i < N; i++)
         v[i * N + i] = 1.0f;
     attn_shape s = {1, 1, 1, 1, N, 1, N, 0, 1.0f};
+    /* The article's decimal scores in double: 3.2f is not 3.2, so the exact
+     * weights come from these, the library's from the float32 scores. */
+    const double decimal[N] = {3.2, 4.0, 1.0, 6.2, 8.0};
+    double exact[N], exact_sum = 0.0;
+    for (int i = 0; i < N; i++)
+        exact_sum += exact[i] = exp(decimal[i] - 8.0);
+    for (int i = 0; i < N; i++)
+        exact[i] /= exact_sum;
     int rc = attn_run(variant, &s, q, scores, v, o);
     if (rc != ATTN_OK) {
         fprintf(stderr, "demo: attn_run(%s) failed: %s\n", variant, attn_strerror(rc));
@@ -58,10 +67,13 @@ static int demo_softmax(const char *variant)
     printf("stable form: exp(x - max) with max = 8.0 gives the same weights:\n  ");
     for (int i = 0; i < N; i++)
         printf(" %.6f", exp((double)scores[i] - 8.0));
-    printf("\nweights (%s):", variant);
+    printf("\nweights, exact (double):");
+    for (int i = 0; i < N; i++)
+        printf(" %.5f%%", 100.0 * exact[i]);
+    printf("\nweights, float32 (%s):", variant);
     for (int i = 0; i < N; i++)
         printf(" %.5f%%", 100.0 * o[i]);
-    printf("\n\n");
+    printf("\n(float32 carries ~7 significant digits: the last printed digit may differ)\n\n");
     return 0;
 }
 
@@ -104,11 +116,17 @@ static int demo_cat_eats_fish(const char *variant)
         fprintf(stderr, "demo: attn_run(%s) failed: %s\n", variant, attn_strerror(rc));
         return -1;
     }
+    double exact[6];
+    attn_reference(&so, q, k, v, exact);
     print_matrix("softmax weights (row by row):", weights, 3, 3, words);
-    print_matrix("output = softmax(Q.K^T/sqrt(2)).V:", o, 3, 2, words);
+    printf("output = softmax(Q.K^T/sqrt(2)).V, float32 (%s):\n", variant);
+    print_matrix("", o, 3, 2, words);
+    printf("output, double reference:\n");
+    for (int i = 0; i < 3; i++)
+        printf("  %-5s [%10.6f, %10.6f]\n", words[i], exact[2 * i], exact[2 * i + 1]);
     printf("\"fish\" attends to itself with weight %.6f; its output [%.6f, %.6f] is close to\n"
            "V(\"fish\") = [4, 2] (the article rounds it to [3.997, 2.001]).\n",
-           (double)weights[8], (double)o[4], (double)o[5]);
+           (double)weights[8], exact[4], exact[5]);
     return 0;
 }
 

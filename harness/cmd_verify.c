@@ -11,10 +11,7 @@
 #include "cli.h"
 #include "variant.h"
 
-enum { MAX_VARIANTS = 32, GUARD_FLOATS = 16 };
-static const uint32_t guard_bits = 0x7FC0DEADu;  /* a quiet NaN with a payload */
-static const uint32_t unset_bits = 0x7FA00001u;  /* what O holds before the run */
-
+enum { MAX_VARIANTS = 32 };
 typedef struct verify_opts {
     const attn_variant *variants[MAX_VARIANTS];
     int n_variants;
@@ -48,80 +45,6 @@ static void verify_help(void)
            "  --verbose        also print the naive yardstick per case\n");
 }
 
-static void fill_bits(float *x, size_t n, uint32_t bits)
-{
-    for (size_t i = 0; i < n; i++)
-        memcpy(&x[i], &bits, sizeof bits);
-}
-
-static int guards_intact(const float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t b;
-        memcpy(&b, &x[i], sizeof b);
-        if (b != guard_bits)
-            return 0;
-    }
-    return 1;
-}
-
-/* Buffers for one case, O surrounded by guard floats. */
-typedef struct case_buffers {
-    float *q, *k, *v, *o_block, *o;
-    size_t o_elems;
-} case_buffers;
-
-static int buffers_alloc(case_buffers *b, const attn_shape *s)
-{
-    b->o_elems = attn_o_elems(s);
-    b->q = malloc(sizeof(float) * attn_q_elems(s));
-    b->k = malloc(sizeof(float) * attn_kv_elems(s, s->d_k));
-    b->v = malloc(sizeof(float) * attn_kv_elems(s, s->d_v));
-    b->o_block = malloc(sizeof(float) * (b->o_elems + 2 * GUARD_FLOATS));
-    b->o = b->o_block ? b->o_block + GUARD_FLOATS : NULL;
-    return b->q && b->k && b->v && b->o_block ? 0 : -1;
-}
-
-static void buffers_free(case_buffers *b)
-{
-    free(b->q);
-    free(b->k);
-    free(b->v);
-    free(b->o_block);
-}
-
-/* One run of `v` on the data in `b`, checked on every row. Returns 0, or -1
- * with `why` set when the run itself failed. */
-static int run_and_check(const attn_variant *v, const attn_shape *s, case_buffers *b,
-                         attn_err_stats *st, char *why, size_t cap)
-{
-    fill_bits(b->o_block, GUARD_FLOATS, guard_bits);
-    fill_bits(b->o, b->o_elems, unset_bits);
-    fill_bits(b->o + b->o_elems, GUARD_FLOATS, guard_bits);
-    attn_run_report report;
-    char msg[256];
-    int rc = attn_run_variant(v, s, b->q, b->k, b->v, b->o, &report, msg, sizeof msg);
-    if (rc != ATTN_OK) {
-        snprintf(why, cap, "attn_run returned %d: %s", rc, msg);
-        return -1;
-    }
-    if (!guards_intact(b->o_block, GUARD_FLOATS) ||
-        !guards_intact(b->o + b->o_elems, GUARD_FLOATS)) {
-        snprintf(why, cap, "guard bytes around O overwritten");
-        return -1;
-    }
-    if (!report.workspace_guard_ok) {
-        snprintf(why, cap, "guard bytes around the workspace overwritten");
-        return -1;
-    }
-    attn_problem p = attn_problem_for(s, b->q, b->k, b->v);
-    if (attn_check_output(v, &p, b->o, 1, st) != ATTN_OK) {
-        snprintf(why, cap, "out of memory for the reference");
-        return -1;
-    }
-    return 0;
-}
-
 /* Verifies one variant on one case over all seeds; prints its line. */
 static void verify_case(const verify_opts *o, const attn_variant *v, const attn_case *c,
                         verify_tally *tally)
@@ -131,24 +54,24 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
     attn_case_name(v->name, c, name, sizeof name);
     if (o->has_filter && regexec(&o->filter, name, 0, NULL, 0) != 0)
         return;
-    case_buffers b;
+    attn_case_buffers b;
     attn_err_stats total, naive_total;
     attn_err_init(&total);
     attn_err_init(&naive_total);
     int failed = 0;
-    if (buffers_alloc(&b, &c->shape) != 0) {
+    if (attn_case_buffers_alloc(&b, &c->shape) != 0) {
         snprintf(why, sizeof why, "cannot allocate the case's buffers");
         failed = 1;
     }
     for (long seed = 1; !failed && seed <= o->seeds; seed++) {
         attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
         attn_err_stats st, naive_st;
-        if (naive && run_and_check(naive, &s, &b, &naive_st, why, sizeof why) != 0) {
+        if (naive && attn_verify_run(naive, &s, &b, &naive_st, why, sizeof why) != 0) {
             failed = 1; /* the yardstick itself failed: report it against this line */
             break;
         }
         attn_err_merge(&naive_total, &naive_st);
-        if (run_and_check(v, &s, &b, &st, why, sizeof why) != 0) {
+        if (attn_verify_run(v, &s, &b, &st, why, sizeof why) != 0) {
             failed = 1;
             break;
         }
@@ -159,7 +82,7 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
         failed = 1;
     }
     const double rule_b = 4.0 * naive_total.e_m + 16.0;
-    if (!failed && total.e_m > rule_b) {
+    if (!failed && !attn_rule_b_holds(total.e_m, naive_total.e_m)) {
         snprintf(why, sizeof why, "rule B: E_M %.2fu > 4 x naive %.2fu + 16u = %.2fu", total.e_m,
                  naive_total.e_m, rule_b);
         failed = 1;
@@ -179,7 +102,7 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
         tally->failed++;
     else
         tally->passed++;
-    buffers_free(&b);
+    attn_case_buffers_free(&b);
 }
 
 static void verify_variant(const verify_opts *o, const attn_variant *v, verify_tally *tally)

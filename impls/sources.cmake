@@ -5,6 +5,7 @@ set(ATTN_SOURCES
   impls/cpu_features.c
   impls/table.c
   impls/naive.c
+  impls/blocked.c
   reference/reference.c
   reference/metrics.c
 )

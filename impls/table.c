@@ -7,6 +7,8 @@
 
 int attn_naive_workspace(const attn_problem *p, size_t *bytes);
 int attn_naive_run(const attn_problem *p, void *workspace);
+int attn_blocked_workspace(const attn_problem *p, size_t *bytes);
+int attn_blocked_run(const attn_problem *p, void *workspace);
 
 const attn_variant attn_variants[] = {
     {
@@ -18,6 +20,16 @@ const attn_variant attn_variants[] = {
         .tiles = {0},
         .workspace_size = attn_naive_workspace,
         .run = attn_naive_run,
+    },
+    {
+        .name = "blocked",
+        .required_features = 0,
+        .description = "cache-blocked plain C: query block's score rows in L2, two-pass softmax",
+        .exp_ulps = 1, /* glibc expf: < 1 ulp */
+        .kv_block = 0, /* two-pass: one max per row */
+        .tiles = {64, 8, 4, 0}, /* key tile = max query block, register tile NR, MR */
+        .workspace_size = attn_blocked_workspace,
+        .run = attn_blocked_run,
     },
 };
 const int attn_variants_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);

@@ -34,4 +34,11 @@ double attn_err_nmse(const attn_err_stats *e);
  * merges per thread for split-KV (flash-decoding); 0 for two-pass variants. */
 int attn_rescales(const attn_variant *v, const attn_problem *p, int32_t n_seen);
 
+/* Rule B: over the seeds of a case, a variant's max E_M (in u) is at most
+ * 4 x naive float32's + 16u. */
+static inline int attn_rule_b_holds(double e_m_variant, double e_m_naive)
+{
+    return e_m_variant <= 4.0 * e_m_naive + 16.0;
+}
+
 #endif

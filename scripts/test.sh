@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) with warnings as errors, then runs every test.
+#   scripts/test.sh [ctest options...]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$root/scripts/setup.sh" -DATTN_WERROR=ON
+cd "$root/build"
+ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"

@@ -1,0 +1,60 @@
+/* Threads: for a fixed thread count every variant is bitwise reproducible;
+ * across 1..4 threads each result passes rules A and B. Shapes include a
+ * decode step (split-KV across threads) and causal GQA prefill. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "cases.h"
+#include "check.h"
+#include "variant.h"
+
+static const attn_case cases[] = {
+    {{2, 4, 2, 70, 70, 24, 24, 1, 0.0f}, DATA_NORMAL},
+    {{1, 8, 2, 1, 3000, 64, 64, 0, 0.0f}, DATA_NORMAL},
+    {{1, 2, 1, 3, 1500, 16, 16, 1, 0.0f}, DATA_RISING},
+};
+
+static void check_variant_case(check_tally *t, const attn_variant *v, const attn_case *c)
+{
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc(&b, &c->shape) != 0) {
+        CHECK(t, 0, "allocation");
+        return;
+    }
+    attn_shape s = attn_case_fill(c, 7, b.q, b.k, b.v);
+    float *first = malloc(sizeof(float) * b.o_elems);
+    char name[256], why[400] = "";
+    attn_case_name(v->name, c, name, sizeof name);
+    attn_err_stats naive_st, st;
+    omp_set_num_threads(1);
+    CHECK(t, attn_verify_run(attn_find_variant("naive"), &s, &b, &naive_st, why, sizeof why) == 0,
+          "naive %s", why);
+    for (int threads = 1; threads <= 4; threads++) {
+        omp_set_num_threads(threads);
+        int ok = attn_verify_run(v, &s, &b, &st, why, sizeof why) == 0;
+        CHECK(t, ok && st.failures == 0, "%s threads=%d: %s %s", name, threads, why,
+              st.first_failure);
+        CHECK(t, attn_rule_b_holds(st.e_m, naive_st.e_m), "%s threads=%d: rule B %.2fu vs %.2fu",
+              name, threads, st.e_m, naive_st.e_m);
+        memcpy(first, b.o, sizeof(float) * b.o_elems);
+        ok = attn_verify_run(v, &s, &b, &st, why, sizeof why) == 0;
+        CHECK(t, ok && memcmp(first, b.o, sizeof(float) * b.o_elems) == 0,
+              "%s threads=%d: two runs differ bitwise", name, threads);
+    }
+    free(first);
+    attn_case_buffers_free(&b);
+}
+
+int main(void)
+{
+    check_tally t = {0};
+    for (int i = 0; i < attn_variants_count; i++) {
+        if (!attn_variant_runnable(&attn_variants[i]))
+            continue;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            check_variant_case(&t, &attn_variants[i], &cases[c]);
+    }
+    return check_report("threads", &t);
+}

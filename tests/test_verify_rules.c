@@ -1,0 +1,163 @@
+/* The checks themselves can fail: deliberately broken variants, each caught
+ * by the rule meant for it (guard bytes, rule A, rule B, rule C). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "cases.h"
+#include "check.h"
+#include "variant.h"
+
+int attn_naive_workspace(const attn_problem *p, size_t *bytes);
+int attn_naive_run(const attn_problem *p, void *workspace);
+
+static int overrun_workspace(const attn_problem *p, void *ws)
+{
+    size_t bytes;
+    attn_naive_workspace(p, &bytes);
+    int rc = attn_naive_run(p, ws);
+    ((unsigned char *)ws)[((bytes + 63) & ~(size_t)63) + 3] ^= 1; /* past the end */
+    return rc;
+}
+
+static int overrun_o(const attn_problem *p, void *ws)
+{
+    int rc = attn_naive_run(p, ws);
+    const attn_shape *s = &p->shape;
+    p->o[(size_t)s->batch * s->heads_q * s->n_q * s->d_v] = 0.0f; /* one past O */
+    return rc;
+}
+
+static int skip_last_element(const attn_problem *p, void *ws)
+{
+    const attn_shape *s = &p->shape;
+    size_t n = (size_t)s->batch * s->heads_q * s->n_q * s->d_v;
+    float last = p->o[n - 1]; /* the harness's "never written" pattern */
+    int rc = attn_naive_run(p, ws);
+    p->o[n - 1] = last;
+    return rc;
+}
+
+/* One key too few: every row ignores its last visible key. */
+static int drop_last_key(const attn_problem *p, void *ws)
+{
+    attn_problem shorter = *p;
+    shorter.shape.n_kv -= 1;
+    shorter.shape.n_q = p->shape.n_q; /* same rows, one key fewer each */
+    /* K and V keep their strides: run head by head with the longer stride. */
+    const attn_shape *s = &p->shape;
+    for (int32_t b = 0; b < s->batch; b++)
+        for (int32_t h = 0; h < s->heads_q; h++) {
+            attn_problem one = shorter;
+            one.shape.batch = 1;
+            one.shape.heads_q = 1;
+            one.shape.heads_kv = 1;
+            one.group = 1;
+            one.q = attn_q_head(p, b, h);
+            one.k = attn_k_head(p, b, h);
+            one.v = attn_v_head(p, b, h);
+            one.o = attn_o_head(p, b, h);
+            attn_naive_run(&one, ws);
+        }
+    return ATTN_OK;
+}
+
+/* Hides NaN: replaces every NaN of the output with 0. */
+static int hide_nan(const attn_problem *p, void *ws)
+{
+    const attn_shape *s = &p->shape;
+    int rc = attn_naive_run(p, ws);
+    for (size_t i = 0; i < (size_t)s->batch * s->heads_q * s->n_q * s->d_v; i++)
+        if (isnan(p->o[i]))
+            p->o[i] = 0.0f;
+    return rc;
+}
+
+/* Writes -0 instead of +0 for rows that see no key. */
+static int negative_zero(const attn_problem *p, void *ws)
+{
+    const attn_shape *s = &p->shape;
+    int rc = attn_naive_run(p, ws);
+    for (int32_t i = 0; i < s->n_q; i++)
+        if (attn_keys_seen(s, i) == 0)
+            attn_o_head(p, 0, 0)[(size_t)i * s->d_v] = -0.0f;
+    return rc;
+}
+
+static attn_variant rogue(const char *name, int (*run)(const attn_problem *, void *))
+{
+    return (attn_variant){.name = name,
+                          .description = "deliberately broken",
+                          .exp_ulps = 1,
+                          .workspace_size = attn_naive_workspace,
+                          .run = run};
+}
+
+/* Runs `v` on case `c` (seed 1); returns the stats and the run's verdict. */
+static int run_case(const attn_variant *v, attn_case c, attn_err_stats *st, char *why)
+{
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc(&b, &c.shape) != 0)
+        return -2;
+    attn_shape s = attn_case_fill(&c, 1, b.q, b.k, b.v);
+    int rc = attn_verify_run(v, &s, &b, st, why, 400);
+    attn_case_buffers_free(&b);
+    return rc;
+}
+
+int main(void)
+{
+    check_tally t = {0};
+    attn_err_stats st;
+    char why[400];
+    const attn_case small = {{1, 2, 1, 20, 30, 8, 8, 1, 0.0f}, DATA_NORMAL};
+
+    attn_variant naive = rogue("naive", attn_naive_run);
+    CHECK(&t, run_case(&naive, small, &st, why) == 0 && st.failures == 0, "naive itself: %s %s",
+          why, st.first_failure);
+
+    attn_variant v = rogue("overrun_workspace", overrun_workspace);
+    CHECK(&t, run_case(&v, small, &st, why) == -1 && strstr(why, "workspace"),
+          "workspace overrun not caught: '%s'", why);
+
+    v = rogue("overrun_o", overrun_o);
+    CHECK(&t, run_case(&v, small, &st, why) == -1 && strstr(why, "around O"),
+          "O overrun not caught: '%s'", why);
+
+    v = rogue("skip_last_element", skip_last_element);
+    CHECK(&t, run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "non-finite"),
+          "unwritten element not caught: '%s'", st.first_failure);
+
+    v = rogue("drop_last_key", drop_last_key);
+    CHECK(&t, run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "rule A"),
+          "one key too few at n=30 not caught by rule A: '%s'", st.first_failure);
+
+    /* At n = 4096 rule A's slack (~3n u) hides one key too few; rule B sees it. */
+    const attn_case long_rows = {{1, 1, 1, 4, 4096, 16, 16, 0, 0.0f}, DATA_NORMAL};
+    attn_err_stats naive_st;
+    CHECK(&t, run_case(&naive, long_rows, &naive_st, why) == 0, "naive long: %s", why);
+    CHECK(&t, run_case(&v, long_rows, &st, why) == 0, "drop long: %s", why);
+    CHECK(&t, !attn_rule_b_holds(st.e_m, naive_st.e_m),
+          "rule B missed one key too few: E_M %.1fu vs naive %.1fu", st.e_m, naive_st.e_m);
+    CHECK(&t, attn_rule_b_holds(naive_st.e_m, naive_st.e_m), "rule B rejects naive itself");
+
+    v = rogue("hide_nan", hide_nan);
+    const attn_case nan_q = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_Q};
+    CHECK(&t, run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "rule C"),
+          "a hidden NaN row not caught: '%s'", st.first_failure);
+    const attn_case nan_v = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_V};
+    CHECK(&t, run_case(&v, nan_v, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "rule C"),
+          "a hidden NaN column not caught: '%s'", st.first_failure);
+
+    v = rogue("negative_zero", negative_zero);
+    const attn_case no_key = {{1, 1, 1, 12, 4, 4, 4, 1, 0.0f}, DATA_NORMAL};
+    CHECK(&t, run_case(&v, no_key, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "+0"),
+          "-0 for a row with no key not caught: '%s'", st.first_failure);
+    return check_report("verify_rules", &t);
+}
