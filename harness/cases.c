@@ -51,6 +51,8 @@ int attn_case_set_parse(const char *name)
         return CASES_FULL;
     if (strcmp(name, "adversarial") == 0)
         return CASES_ADVERSARIAL;
+    if (strcmp(name, "growth") == 0)
+        return CASES_GROWTH;
     return -1;
 }
 
@@ -179,6 +181,10 @@ int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int 
     case CASES_ADVERSARIAL:
         for (int i = 0; i < COUNT(adversarial_cases); i++)
             n = push(out, cap, n, adversarial_cases[i]);
+        break;
+    case CASES_GROWTH:
+        for (int32_t kv = 64; kv <= 16384; kv *= 4)
+            n = push(out, cap, n, (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_NORMAL});
         break;
     }
     return n;

@@ -39,9 +39,11 @@ typedef struct attn_case {
  * `variant` may be NULL (no impl= part); data=normal and scale=0 are omitted. */
 void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap);
 
-typedef enum attn_case_set { CASES_QUICK, CASES_FULL, CASES_ADVERSARIAL } attn_case_set;
+/* growth: 64 query rows against n_kv = 64 ... 16384 keys (causal, so the
+ * rows see nearly all of them): how E_M grows with n (ACCURACY.md). */
+typedef enum attn_case_set { CASES_QUICK, CASES_FULL, CASES_ADVERSARIAL, CASES_GROWTH } attn_case_set;
 
-/* Parses "quick", "full", "adversarial"; -1 when unknown. */
+/* Parses "quick", "full", "adversarial", "growth"; -1 when unknown. */
 int attn_case_set_parse(const char *name);
 
 /* Writes up to `cap` cases of a set into `out` and returns how many the set

@@ -15,7 +15,7 @@ enum { MAX_VARIANTS = 32 };
 typedef struct verify_opts {
     const attn_variant *variants[MAX_VARIANTS];
     int n_variants;
-    attn_case_set sets[3];
+    attn_case_set sets[4];
     int n_sets;
     long seeds;
     regex_t filter;
@@ -39,7 +39,8 @@ static void verify_help(void)
            "slack is the bound divided by the worst error (> 1 passes). Exits 1 on any FAIL.\n\n"
            "  --variant NAME   only this variant (repeatable); default: all\n"
            "  --cases SET      quick (default), full (adds GQA/MQA, cross, decode, odd sizes\n"
-           "                   and each variant's tile-edge sweep) or adversarial (repeatable)\n"
+           "                   and each variant's tile-edge sweep), adversarial (ACCURACY.md's\n"
+           "                   list) or growth (E_M against n_kv = 64 ... 16384) (repeatable)\n"
            "  --seeds N        data seeds per case, 3 or more for rule B (default 3)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");
@@ -155,10 +156,10 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             if (set < 0) {
                 if (r > 0)
                     fprintf(stderr,
-                            "verify: --cases '%s' must be quick, full or adversarial\n", value);
+                            "verify: --cases '%s' must be quick, full, adversarial or growth\n", value);
                 return -1;
             }
-            if (o->n_sets < 3)
+            if (o->n_sets < 4)
                 o->sets[o->n_sets++] = (attn_case_set)set;
         } else if ((r = cli_flag_value(argc, argv, &i, "--seeds", &value)) != 0) {
             if (r < 0 || cli_parse_long("verify", "--seeds", value, 1, 1000, &o->seeds) != 0)
