@@ -41,6 +41,11 @@ void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t c
         snprintf(buf + n, cap - (size_t)n, ",data=%s", attn_data_name(c->data));
 }
 
+int attn_case_min_seeds(const attn_case *c)
+{
+    return c->data == DATA_HUGE_LOGITS ? 32 : 3;
+}
+
 int attn_case_set_parse(const char *name)
 {
     if (!name)

@@ -13,6 +13,9 @@ typedef int (*attn_command_fn)(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+int cmd_peak(int argc, char **argv);
 
 /* 1 when argv[*i] is `flag` with a value ("--flag v" or "--flag=v"):
  * sets *value and advances *i past a separate value. -1 (after printing
@@ -26,6 +29,10 @@ int cli_switch(char **argv, int i, const char *flag);
  * returns -1 on anything else. */
 int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
                    long *out);
+
+/* The same for a number in [min, max] (cli_double.c). */
+int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
+                     double *out);
 
 /* Prints "<cmd>: unknown option '<arg>'" plus a hint to --help; returns EXIT_USAGE. */
 int cli_unknown(const char *cmd, const char *arg);

@@ -13,6 +13,9 @@ static const struct {
     {"list", cmd_list, "every variant, whether this CPU runs it, and the detected features"},
     {"verify", cmd_verify, "check every variant against the double-precision reference"},
     {"demo", cmd_demo, "the seed article's worked examples, step by step"},
+    {"bench", cmd_bench, "Google Benchmark timings of variants x shapes x threads"},
+    {"matrix", cmd_matrix, "the results CSV: every variant x shape x threads, timed and checked"},
+    {"peak", cmd_peak, "the machine's roofline: FMA peak per ISA, exp rate, memory bandwidth"},
 };
 
 static void usage(FILE *f)

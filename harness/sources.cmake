@@ -8,8 +8,45 @@ set(ATTNBENCH_SOURCES
   harness/cmd_list.c
   harness/cmd_verify.c
   harness/cmd_demo.c
+  # issue 4: bench (Google Benchmark through the shim), peak, matrix
+  harness/gbench_shim.cc
+  harness/cli_double.c
+  harness/timer.c
+  harness/perf_cases.c
+  harness/perf_cell.c
+  harness/peak.c
+  harness/peak_json.c
+  harness/peak_scalar.c
+  harness/peak_stream.c
+  harness/peak_avx2.c
+  harness/peak_avx512.c
+  harness/results_csv.c
+  harness/progress.c
+  harness/interrupt.c
+  harness/run_meta.c
+  harness/perf_targets.c
+  harness/cmd_bench.c
+  harness/cmd_peak.c
+  harness/cmd_matrix.c
 )
-set(ATTNBENCH_LIBS "")
+find_package(benchmark REQUIRED)
+find_package(Threads REQUIRED)
+set(ATTNBENCH_LIBS benchmark::benchmark Threads::Threads)
+
+# The peak kernels: ISA flags on their own files only (peak.c runs each
+# only when attn_cpu() has its features). The scalar one must stay scalar.
+set_source_files_properties(harness/peak_scalar.c PROPERTIES
+  COMPILE_OPTIONS "-fno-tree-vectorize;-fno-tree-slp-vectorize")
+set_source_files_properties(harness/peak_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+set_source_files_properties(harness/peak_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+# What the results' .meta.json says about this build.
+get_directory_property(ATTNBENCH_DIR_OPTIONS COMPILE_OPTIONS)
+string(TOUPPER "${CMAKE_BUILD_TYPE}" ATTNBENCH_BUILD_TYPE_UPPER)
+string(JOIN " " ATTNBENCH_C_FLAGS ${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${ATTNBENCH_BUILD_TYPE_UPPER}}
+       ${ATTNBENCH_DIR_OPTIONS})
+string(STRIP "${ATTNBENCH_C_FLAGS}" ATTNBENCH_C_FLAGS)
+set_source_files_properties(harness/run_meta.c PROPERTIES COMPILE_DEFINITIONS
+  "ATTN_COMPILER=\"${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}\";ATTN_C_FLAGS=\"${ATTNBENCH_C_FLAGS}\";ATTN_BUILD_TYPE=\"${CMAKE_BUILD_TYPE}\";ATTN_BENCHMARK_VERSION=\"${benchmark_VERSION}\"")
 
 # Everything but main.c also goes into a small library the tests link.
 set(ATTNBENCH_CORE_SOURCES ${ATTNBENCH_SOURCES})
@@ -20,3 +57,5 @@ target_link_libraries(attnbench_core PUBLIC attn_static ${ATTNBENCH_LIBS})
 
 add_executable(attnbench harness/main.c)
 target_link_libraries(attnbench PRIVATE attnbench_core)
+# The shim is C++: link with the C++ driver so libstdc++ comes along.
+set_target_properties(attnbench PROPERTIES LINKER_LANGUAGE CXX)

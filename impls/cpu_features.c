@@ -4,10 +4,10 @@
 #include "cpu_features.h"
 
 #include <cpuid.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 
 static const struct {
     uint32_t bit;
@@ -184,7 +184,7 @@ static void read_brand(char *out, size_t cap)
 {
     unsigned regs[12];
     out[0] = '\0';
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000004)
+    if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000004u) /* clang: returns int */
         return;
     for (unsigned i = 0; i < 3; i++)
         __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2],
@@ -198,9 +198,12 @@ static void read_brand(char *out, size_t cap)
     snprintf(out, cap, "%s", s);
 }
 
-/* The only mutable global of the library: written once under call_once. */
+/* The only mutable global of the library: written once under pthread_once.
+ * Not C11's call_once: glibc's call_once reaches pthread_once internally,
+ * past ThreadSanitizer's interceptor, so TSan could not see the ordering
+ * and would report every first-call race (tests/test_concurrent.c). */
 static attn_cpu_info cpu_info;
-static once_flag cpu_once = ONCE_FLAG_INIT;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
 static void detect_once(void)
 {
@@ -219,6 +222,6 @@ static void detect_once(void)
 
 const attn_cpu_info *attn_cpu(void)
 {
-    call_once(&cpu_once, detect_once);
+    pthread_once(&cpu_once, detect_once);
     return &cpu_info;
 }

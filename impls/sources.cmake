@@ -5,9 +5,37 @@ set(ATTN_SOURCES
   impls/cpu_features.c
   impls/table.c
   impls/naive.c
+  impls/flash_driver.c
+  impls/stream.c
+  impls/flash_avx2.c
+  impls/flash_avx512.c
   impls/blocked.c
+  impls/flash_xsmm.c
+  impls/blas.c
   reference/reference.c
   reference/metrics.c
 )
+# Online-softmax variants: only the intrinsics files get ISA flags.
+set_source_files_properties(impls/flash_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+set_source_files_properties(impls/flash_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
+
+# xsmm: libxsmm 1.17 (static only in Debian). Its archive needs BLAS symbols
+# (sgemm_ for its own fallback), which OpenBLAS below provides; the archive is
+# PIC (no R_X86_64_32 relocations), so it links into libattn.so, and
+# --exclude-libs keeps its symbols out of libattn.so's exported interface.
+pkg_check_modules(LIBXSMM QUIET IMPORTED_TARGET libxsmm)
+if(NOT LIBXSMM_FOUND)
+  message(FATAL_ERROR "libxsmm not found (pkg-config libxsmm): install the Debian package libxsmm-dev")
+endif()
+list(APPEND ATTN_EXTRA_LIBS PkgConfig::LIBXSMM "-Wl,--exclude-libs,libxsmm.a")
+
+# blas: OpenBLAS, the pthread build (libopenblas-dev / libopenblas-pthread-dev);
+# impls/blas.c sets its thread count per call, so an OpenMP build of OpenBLAS
+# would change what it measures. Listed after libxsmm, whose BLAS calls it serves.
+pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+if(NOT OPENBLAS_FOUND)
+  message(FATAL_ERROR "OpenBLAS not found (pkg-config openblas): install the Debian package libopenblas-dev (pthread variant: libopenblas-pthread-dev)")
+endif()
+list(APPEND ATTN_EXTRA_LIBS PkgConfig::OPENBLAS)

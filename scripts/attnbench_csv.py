@@ -153,13 +153,14 @@ def load(paths):
     by_key = {}
     meta = {}
     for path in paths:
+        rows = read_csv(path)
         file_meta = read_meta(path)
         if not meta:
             meta = file_meta
         elif file_meta and file_meta.get("cpu_model") != meta.get("cpu_model"):
             note(f"{path} is from another machine ({file_meta.get('cpu_model')}); "
                  "titles name the first")
-        for row in read_csv(path):
+        for row in rows:
             by_key[row_key(row)] = row
     return Results(paths, list(by_key.values()), meta)
 
@@ -203,8 +204,9 @@ def has_timing(row):
 def shape_label(row):
     """A short, readable name of the shape: the fields that differ from the
     common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added."""
-    parts = [f"n={row['n_kv']}" if row["n_q"] == row["n_kv"] else f"nq={row['n_q']} nkv={row['n_kv']}"]
-    parts.append(f"d={row['d_k']}" if row["d_v"] == row["d_k"] else f"dk={row['d_k']} dv={row['d_v']}")
+    n_q, n_kv, d_k, d_v = row["n_q"], row["n_kv"], row["d_k"], row["d_v"]
+    parts = [f"n={n_kv}" if n_q == n_kv else f"nq={n_q} nkv={n_kv}"]
+    parts.append(f"d={d_k}" if d_v == d_k else f"dk={d_k} dv={d_v}")
     heads = f"H={row['heads_q']}"
     if row["heads_kv"] != row["heads_q"]:
         heads += f"/{row['heads_kv']}"
@@ -220,7 +222,8 @@ def family_of(row):
     """A shape without its sequence length: the panel a row is drawn in when
     n is on the x axis. n_q stays in when it is not n_kv (decode)."""
     n_q = None if row["n_q"] == row["n_kv"] else row["n_q"]
-    return (row["d_k"], row["d_v"], row["heads_q"], row["heads_kv"], row["batch"], row["causal"], n_q)
+    return (row["d_k"], row["d_v"], row["heads_q"], row["heads_kv"], row["batch"], row["causal"],
+            n_q)
 
 
 def family_label(family):
@@ -286,3 +289,41 @@ def run_cli(main, argv=None):
         where = f"{err.filename}: " if err.filename else ""
         print(f"error: {where}{err.strerror or err}", file=sys.stderr)
         return 2
+
+
+# Number and table formatting shared by report.py and compare.py ------------
+
+def fmt_num(value, digits=3):
+    """Significant digits without exponent noise: 74.1, 0.812, 1230."""
+    if value is None:
+        return "–"
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    return f"{value:.{decimals}f}"
+
+
+def fmt_time_ns(ns):
+    if ns is None or not math.isfinite(ns):
+        return "–"
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{fmt_num(ns / scale)} {unit}"
+    return f"{fmt_num(ns)} ns"
+
+
+def format_table(header, rows, markdown):
+    """An aligned plain-text table, or a GitHub markdown table."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    if markdown:
+        esc = [[c.replace("|", "\\|") for c in row] for row in cells]
+        lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in esc[1:]])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def plural_threads(threads):
+    return f"{threads} thread{'s' * (threads != 1)}"

@@ -3,10 +3,21 @@
 
     scripts/plot.py results/<cpu-slug>/matrix.csv [MORE.csv ...] -o DIR
 
-Writes PNGs into DIR and DIR/plots.json, which lists for every PNG the
-series drawn (name, x, y) so tests and report.py can see what is in each
-picture. A plot whose rows are absent (no decode rows, one thread count
-only) is skipped with a note on stderr and listed under "skipped".
+Writes into DIR, for one thread and for all threads (_t1, _tN):
+  gflops_vs_n       GFLOP/s against n per variant, a panel per shape family
+                    (d_k x heads x mask), with the measured FMA peak
+  pct_peak          % of the roof that applies (FMA or read bandwidth), heatmaps
+  speedup_vs_naive, speedup_vs_blas
+and once: thread_scaling (against the measured peak at each thread count),
+decode_bandwidth (limit=bandwidth rows against the measured read bandwidth),
+accuracy_bound (E_M of every case against its rule-A bound) and error_growth
+(E_M and bound against n, with a sqrt(n) guide).
+
+DIR/plots.json lists for every PNG the series drawn (name, x, y, colour) so
+tests and report.py can see what is in each picture. A plot whose rows are
+absent (no decode rows, one thread count only) is skipped with a note on
+stderr and listed under "skipped". Only rows with status ok count for speed;
+failed rows still show in the accuracy plots.
 
 Each figure is first built as plain data (Plot > Panel > Series) and then
 rendered; plots.json is written from the same objects, so it says exactly
@@ -17,17 +28,27 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 from dataclasses import dataclass, field
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
-import numpy as np  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_csv as ab  # noqa: E402
+
+matplotlib = plt = np = None  # loaded by load_matplotlib() before the first render
+
+
+def load_matplotlib():
+    """matplotlib is imported on the first render, not at start-up, so a bad
+    input is reported without the second its import takes."""
+    global matplotlib, plt, np
+    if plt is None:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import matplotlib.ticker  # noqa: F401  (plain_log_y)
+        import numpy as np
+
 
 # One colour per variant in every plot (and compare.py's), so a variant is
 # recognised at a glance from one picture to the next.
@@ -61,7 +82,7 @@ class Series:
     x: list
     y: list
     variant: str = None  # its colour comes from the variant map; None: a reference
-    style: str = "line"  # line | ref | bound | guide | dots | bar | tick
+    style: str = "line"  # line | ref | bound | guide | points | cell
     legend: str = None   # legend label when it differs from name ("" for none)
     extra: dict = field(default_factory=dict)
 
@@ -77,10 +98,11 @@ class Panel:
     xlabel: str
     ylabel: str
     series: list
-    kind: str = "lines"  # lines | categories | heatmap
+    kind: str = "lines"  # lines | heatmap
     xlog: bool = False   # base 2: n and thread counts double
     ylog: bool = False
-    categories: list = None  # x labels of a categories or heatmap panel
+    xlog10: bool = False  # base 10, for quantities that do not double (error bounds)
+    categories: list = None  # column labels of a heatmap
 
 
 @dataclass
@@ -108,6 +130,11 @@ def group_by(rows, key):
     return groups
 
 
+def families(rows):
+    """(family, its rows) in panel order."""
+    return sorted(group_by(rows, ab.family_of).items(), key=lambda kv: ab.family_sort_key(kv[0]))
+
+
 def thread_views(rows):
     """The thread counts that get their own pictures: one and all."""
     counts = sorted({r["threads"] for r in measured(rows)})
@@ -125,9 +152,11 @@ def variant_series(rows, x_key, y_key, style="line"):
     return series
 
 
-def reference(name, xs, value):
-    """A horizontal line across the panel's x range."""
-    return Series(name, [min(xs), max(xs)], [value, value], style="ref")
+def reference(name, xs, value, unit=None):
+    """A horizontal line across the panel's x range; with a unit, the
+    legend gives its value."""
+    legend = f"{name}, {ab.fmt_num(value)} {unit}" if unit else None
+    return Series(name, [min(xs), max(xs)], [value, value], style="ref", legend=legend)
 
 
 # The plots -----------------------------------------------------------------
@@ -137,73 +166,77 @@ def plot_gflops_vs_n(rows, threads):
     if not prefill:
         return f"no compute-bound (limit=fma) rows at {threads} threads"
     panels = []
-    for family, frows in sorted(group_by(prefill, ab.family_of).items(),
-                                key=lambda kv: ab.family_sort_key(kv[0])):
+    for family, frows in families(prefill):
         series = variant_series(frows, "n_kv", "gflops")
-        peak = max((r["peak_gflops"] for r in frows if ab.is_finite(r["peak_gflops"])), default=None)
+        peak = max((r["peak_gflops"] for r in frows if ab.is_finite(r["peak_gflops"])),
+                   default=None)
         if peak is not None:
-            series.append(reference("measured FMA peak", [r["n_kv"] for r in frows], peak))
-        panels.append(Panel(ab.family_label(family), "sequence length n (n_q = n_kv)",
+            series.append(reference("measured FMA peak", [r["n_kv"] for r in frows], peak,
+                                    "GFLOP/s"))
+        square = family[-1] is None  # n_q = n_kv
+        panels.append(Panel(ab.family_label(family),
+                            "sequence length n (n_q = n_kv)" if square else "keys n_kv",
                             "GFLOP/s", series, xlog=True, ylog=True))
     return Plot(f"gflops_vs_n_t{threads}.png",
-                f"Prefill throughput vs n, {threads} thread{'s' * (threads > 1)}", panels)
+                f"Prefill throughput vs n, {ab.plural_threads(threads)}", panels)
+
+
+def family_title(family, frows):
+    """The family, and which roof its rows are judged against."""
+    roof = "decode" if all(r["limit"] == "bandwidth" for r in frows) else "prefill"
+    return f"{ab.family_label(family)} ({roof})"
+
+
+def pct_panel(family, frows):
+    ns = sorted({r["n_kv"] for r in frows})
+    series = []
+    for variant in ab.variants_in(frows):
+        by_n = {r["n_kv"]: r["pct_peak"] for r in frows
+                if r["variant"] == variant and ab.is_finite(r["pct_peak"])}
+        series.append(Series(variant, ns, [by_n.get(n) for n in ns], variant=variant, style="cell"))
+    return Panel(family_title(family, frows), "n_kv", "variant", series, kind="heatmap",
+                 categories=[str(n) for n in ns])
 
 
 def plot_pct_peak(rows, threads):
     mrows = measured(rows, threads=threads)
     if not mrows:
         return f"no measured rows at {threads} threads"
-    shapes = sorted({ab.shape_of(r): r for r in mrows}.values(), key=ab.shape_sort_key)
-    labels = [ab.shape_label(r) + (" (bw)" if r["limit"] == "bandwidth" else "") for r in shapes]
-    column = {ab.shape_of(r): i for i, r in enumerate(shapes)}
-    series = []
-    for variant in ab.variants_in(mrows):
-        values = [None] * len(shapes)
-        for r in mrows:
-            if r["variant"] == variant and ab.is_finite(r["pct_peak"]):
-                values[column[ab.shape_of(r)]] = r["pct_peak"]
-        series.append(Series(variant, labels, values, variant=variant, style="cell"))
-    panel = Panel("% of peak: FMA peak for prefill, read bandwidth for decode (bw)",
-                  "shape", "variant", series, kind="heatmap", categories=labels)
-    width = max(8.0, 0.55 * len(labels) + 2.5)
+    panels = [pct_panel(family, frows) for family, frows in families(mrows)]
+    widest = max(len(p.categories) for p in panels)
     return Plot(f"pct_peak_t{threads}.png",
-                f"Percent of measured peak, {threads} thread{'s' * (threads > 1)}", [panel],
-                panel_size=(width, 0.45 * len(series) + 2.8), columns=1)
+                f"% of measured peak (FMA for prefill, read bandwidth for decode), "
+                f"{ab.plural_threads(threads)}", panels,
+                panel_size=(max(4.2, 0.6 * widest + 2.4), 0.32 * len(ab.variants_in(mrows)) + 1.6))
 
 
-def speedup_panel(mrows, baseline, shapes, labels):
-    base = {ab.shape_of(r): r["time_ns_median"] for r in mrows if r["variant"] == baseline}
-    if not base:
-        return None
+def speedup_series(frows, baseline):
+    base = {r["n_kv"]: r["time_ns_median"] for r in frows if r["variant"] == baseline}
     series = []
-    for variant in ab.variants_in(mrows):
-        if variant == baseline:
-            continue
-        pairs = [(labels[i], base[ab.shape_of(r)] / r["time_ns_median"])
-                 for r in mrows if r["variant"] == variant
-                 for i, s in enumerate(shapes) if s == ab.shape_of(r) and s in base]
-        pairs.sort(key=lambda p: labels.index(p[0]))
-        if pairs:
-            series.append(Series(variant, [p[0] for p in pairs], [p[1] for p in pairs],
-                                 variant=variant, style="dots"))
-    series.append(Series("same speed", [labels[0], labels[-1]], [1.0, 1.0], style="ref"))
-    return Panel(f"speed-up over {baseline} (time of {baseline} / time of variant)", "shape",
-                 f"speed-up over {baseline} (×)", series, kind="categories", ylog=True,
-                 categories=labels)
+    for variant in ab.variants_in(frows):
+        points = sorted((r["n_kv"], base[r["n_kv"]] / r["time_ns_median"]) for r in frows
+                        if r["variant"] == variant and r["n_kv"] in base)
+        if variant != baseline and points:
+            series.append(Series(variant, [p[0] for p in points], [p[1] for p in points],
+                                 variant=variant))
+    if series:
+        series.append(reference("same speed", list(base), 1.0))
+    return series
 
 
-def plot_speedup(rows, threads):
-    mrows = measured(rows, threads=threads)
-    shapes = sorted({ab.shape_of(r): r for r in mrows}.values(), key=ab.shape_sort_key)
-    labels = [ab.shape_label(r) + (" (bw)" if r["limit"] == "bandwidth" else "") for r in shapes]
-    shapes = [ab.shape_of(r) for r in shapes]
-    panels = [p for p in (speedup_panel(mrows, b, shapes, labels) for b in ("naive", "blas")) if p]
+def plot_speedup(rows, threads, baseline):
+    panels = []
+    for family, frows in families(measured(rows, threads=threads)):
+        series = speedup_series(frows, baseline)
+        if series:
+            panels.append(Panel(family_title(family, frows), "keys n_kv",
+                                f"speed-up over {baseline} (×)", series, xlog=True, ylog=True))
     if not panels:
-        return f"neither naive nor blas measured at {threads} threads"
-    width = max(8.0, 0.55 * len(labels) + 2.5)
-    return Plot(f"speedup_t{threads}.png",
-                f"Speed-up over naive and over the blas peer, {threads} thread{'s' * (threads > 1)}",
-                panels, panel_size=(width, 4.2), columns=1)
+        return f"{baseline} not measured at {threads} threads"
+    peer = "the blas peer" if baseline == "blas" else baseline
+    return Plot(f"speedup_vs_{baseline}_t{threads}.png",
+                f"Speed-up over {peer} (its time / the variant's time), "
+                f"{ab.plural_threads(threads)}", panels)
 
 
 def plot_thread_scaling(rows):
@@ -211,8 +244,7 @@ def plot_thread_scaling(rows):
     if len({r["threads"] for r in prefill}) < 2:
         return "fewer than two thread counts measured"
     panels = []
-    for family, frows in sorted(group_by(prefill, ab.family_of).items(),
-                                key=lambda kv: ab.family_sort_key(kv[0])):
+    for family, frows in families(prefill):
         scaled = [n for n, nrows in group_by(frows, lambda r: r["n_kv"]).items()
                   if len({r["threads"] for r in nrows}) > 1]
         if not scaled:
@@ -244,7 +276,7 @@ def plot_decode_bandwidth(rows):
                     if ab.is_finite(r["peak_gbytes_per_s"])), default=None)
         if peak is not None:
             series.append(reference("measured read bandwidth", [r["n_kv"] for r in grows], peak))
-        panels.append(Panel(f"{ab.family_label(family)}, {threads} thread{'s' * (threads > 1)}",
+        panels.append(Panel(f"{ab.family_label(family)}, {ab.plural_threads(threads)}",
                             "keys n_kv", "GB/s (Q, K, V, O moved once)", series, xlog=True))
     return Plot("decode_bandwidth.png", "Decode: achieved vs measured memory bandwidth", panels)
 
@@ -262,34 +294,36 @@ def accuracy_rows(rows):
 
 
 def plot_accuracy_bound(rows):
-    arows = accuracy_rows(rows)
+    arows = [r for r in accuracy_rows(rows) if ab.is_finite(r["bound_u"])]
     if not arows:
-        return "no rows with a measured error"
+        return "no rows with a measured error and bound"
     panels = []
     for variant, vrows in sorted(group_by(arows, lambda r: r["variant"]).items(),
                                  key=lambda kv: ab.variant_sort_key(kv[0])):
-        vrows.sort(key=ab.shape_sort_key)
-        labels = [ab.shape_label(r) for r in vrows]
-        errors = [max(r["max_err_u"], ZERO_ERROR_FLOOR_U) for r in vrows]
-        bounds = [r["bound_u"] if ab.is_finite(r["bound_u"]) else None for r in vrows]
+        vrows.sort(key=lambda r: r["bound_u"])
+        bounds = [r["bound_u"] for r in vrows]
         series = [
-            Series(f"{variant} E_M", labels, errors, variant=variant, style="bar",
-                   extra={"failed": [ab.is_failed(r) for r in vrows]}),
-            Series(f"{variant} rule-A bound", labels, bounds, style="tick",
-                   legend="rule-A bound"),
+            Series(f"{variant} E_M", bounds,
+                   [max(r["max_err_u"], ZERO_ERROR_FLOOR_U) for r in vrows],
+                   variant=variant, style="points",
+                   extra={"cases": [ab.shape_label(r) for r in vrows],
+                          "failed": [ab.is_failed(r) for r in vrows]}),
+            Series("E_M = rule-A bound", [bounds[0], bounds[-1]], [bounds[0], bounds[-1]],
+                   style="ref"),
         ]
-        panels.append(Panel(variant, "case", "E_M (u = 2⁻²⁴)", series,
-                            kind="categories", ylog=True, categories=labels))
-    width = max(5.4, 0.45 * max(len(p.categories) for p in panels) + 1.5)
-    return Plot("accuracy_bound.png", "Max error E_M per case beside its rule-A bound (log scale)",
-                panels, panel_size=(width, 3.6), columns=2)
+        panels.append(Panel(f"{variant}: {len(vrows)} cases", "rule-A bound of the case (u)",
+                            "E_M (u = 2⁻²⁴)", series, ylog=True, xlog10=True))
+    return Plot("accuracy_bound.png",
+                "Max error E_M of each case against its rule-A bound (pass: below the line; "
+                "red ring: a failed case)", panels)
 
 
 def sqrt_guide(frows):
     """A √n line through the median error at the smallest n (ACCURACY.md:
     √n growth is healthy, linear growth is a finding)."""
     n0 = min(r["n_kv"] for r in frows)
-    y0 = float(np.median([max(r["max_err_u"], ZERO_ERROR_FLOOR_U) for r in frows if r["n_kv"] == n0]))
+    y0 = statistics.median(max(r["max_err_u"], ZERO_ERROR_FLOOR_U)
+                           for r in frows if r["n_kv"] == n0)
     ns = sorted({r["n_kv"] for r in frows})
     return Series("∝ √n", ns, [y0 * math.sqrt(n / n0) for n in ns], style="guide")
 
@@ -297,8 +331,7 @@ def sqrt_guide(frows):
 def plot_error_growth(rows):
     arows = accuracy_rows(rows)
     panels = []
-    for family, frows in sorted(group_by(arows, ab.family_of).items(),
-                                key=lambda kv: ab.family_sort_key(kv[0])):
+    for family, frows in families(arows):
         if len({r["n_kv"] for r in frows}) < 2:
             continue
         series = variant_series(frows, "n_kv", "max_err_u")
@@ -319,12 +352,15 @@ def build_plots(rows):
     """(plots, skipped): Plot objects, and {filename: reason} for the rest."""
     builders = []
     views = thread_views(rows) or [1]
-    for threads in views:
-        builders.append((f"gflops_vs_n_t{threads}.png", lambda t=threads: plot_gflops_vs_n(rows, t)))
-    for threads in views:
-        builders.append((f"pct_peak_t{threads}.png", lambda t=threads: plot_pct_peak(rows, t)))
-    for threads in views:
-        builders.append((f"speedup_t{threads}.png", lambda t=threads: plot_speedup(rows, t)))
+    per_thread = (
+        ("gflops_vs_n", plot_gflops_vs_n), ("pct_peak", plot_pct_peak),
+        ("speedup_vs_naive", lambda rows_, t: plot_speedup(rows_, t, "naive")),
+        ("speedup_vs_blas", lambda rows_, t: plot_speedup(rows_, t, "blas")),
+    )
+    for prefix, build in per_thread:
+        for threads in views:
+            builders.append((f"{prefix}_t{threads}.png",
+                             lambda build=build, t=threads: build(rows, t)))
     builders += [
         ("thread_scaling.png", lambda: plot_thread_scaling(rows)),
         ("decode_bandwidth.png", lambda: plot_decode_bandwidth(rows)),
@@ -343,6 +379,17 @@ def build_plots(rows):
 
 # Rendering -----------------------------------------------------------------
 
+def plain_log_y(ax):
+    """Log y ticks as plain numbers (0.5, 10, 200) rather than 5×10⁻¹; minor
+    ticks get labels too when the axis spans less than a decade."""
+    ax.set_yscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    low, high = ax.get_ylim()
+    short = low > 0 and high / low < 10
+    ax.yaxis.set_minor_formatter(plain if short else matplotlib.ticker.NullFormatter())
+
+
 def set_log2_x(ax, xs):
     ax.set_xscale("log", base=2)
     ticks = sorted(set(xs))
@@ -351,64 +398,48 @@ def set_log2_x(ax, xs):
     ax.minorticks_off()
 
 
+def draw_markers(ax, s, label, size):
+    """Filled markers, hollow where extra["significant"] is False (compare.py);
+    a red ring where extra["failed"] is True (a case that broke rule A)."""
+    n = len(s.x)
+    filled = s.extra.get("significant", [True] * n)
+    failed = s.extra.get("failed", [False] * n)
+    ax.scatter(s.x, s.y, s=size, color=[s.colour() if f else "white" for f in filled],
+               edgecolors=["red" if bad else s.colour() for bad in failed],
+               linewidths=1.2, label=label, zorder=3)
+
+
 def draw_lines(ax, panel):
     xs = []
     for s in panel.series:
         xs += s.x
         label = s.name if s.legend is None else s.legend
         if s.style == "line":
-            ax.plot(s.x, s.y, marker="o", markersize=4, color=s.colour(), label=label)
+            ax.plot(s.x, s.y, linewidth=1.5, color=s.colour())
+            draw_markers(ax, s, label, 22)
+        elif s.style == "points":
+            draw_markers(ax, s, label, 18)
         elif s.style == "bound":
             ax.plot(s.x, s.y, linestyle="--", linewidth=1, color=s.colour(), label=label)
         elif s.style == "guide":
             ax.plot(s.x, s.y, linestyle=":", linewidth=1.5, color=s.colour(), label=label)
-        else:  # ref
+        elif len(set(s.y)) == 1:  # a level: drawn across the whole axis
+            ax.axhline(s.y[0], linestyle="--", linewidth=1.8, color=s.colour(), label=label)
+        else:  # ref, such as a peak that grows with the thread count
             ax.plot(s.x, s.y, linestyle="--", linewidth=1.8, color=s.colour(), label=label)
     if panel.xlog and xs:
         set_log2_x(ax, xs)
+    if panel.xlog10:
+        ax.set_xscale("log")
     if panel.ylog:
-        ax.set_yscale("log")
+        plain_log_y(ax)
     else:
         ax.set_ylim(bottom=0)
 
 
-def dot_shift(variant):
-    """Side-by-side dots in a category, a variant always in the same slot."""
-    slots = len(ab.VARIANT_ORDER)
-    slot = ab.VARIANT_ORDER.index(variant) if variant in ab.VARIANT_ORDER else (slots - 1) / 2
-    return (slot - (slots - 1) / 2) * 0.1
-
-
-def draw_categories(ax, panel):
-    index = {c: i for i, c in enumerate(panel.categories)}
-    for s in panel.series:
-        label = s.name if s.legend is None else s.legend
-        pos = [index[x] for x in s.x]
-        if s.style == "dots":
-            shift = dot_shift(s.variant)
-            filled = s.extra.get("significant", [True] * len(pos))
-            faces = [s.colour() if f else "white" for f in filled]
-            ax.scatter([p + shift for p in pos], s.y, s=28, color=faces, edgecolors=s.colour(),
-                       linewidths=1.2, label=label, zorder=3)
-        elif s.style == "bar":
-            failed = s.extra.get("failed", [False] * len(pos))
-            ax.bar(pos, s.y, width=0.6, color=s.colour(), label=label,
-                   edgecolor=["red" if f else s.colour() for f in failed], linewidth=1.5)
-        elif s.style == "tick":
-            keep = [(p, y) for p, y in zip(pos, s.y) if y is not None]
-            ax.scatter([p for p, _ in keep], [y for _, y in keep], marker="_", s=300,
-                       linewidths=2.5, color=s.colour(), label=label, zorder=4)
-        else:  # ref: spans the panel
-            ax.axhline(s.y[0], linestyle="--", linewidth=1, color=s.colour(), label=label)
-    ax.set_xticks(range(len(panel.categories)))
-    ax.set_xticklabels(panel.categories, rotation=45, ha="right", fontsize=7)
-    ax.set_xlim(-0.7, len(panel.categories) - 0.3)
-    if panel.ylog:
-        ax.set_yscale("log")
-
-
-def draw_heatmap(fig, ax, panel):
-    values = np.array([[np.nan if v is None else v for v in s.y] for s in panel.series], dtype=float)
+def draw_heatmap(ax, panel):
+    values = np.array([[np.nan if v is None else v for v in s.y] for s in panel.series],
+                      dtype=float)
     cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=100, aspect="auto")
     for (i, j), v in np.ndenumerate(values):
@@ -416,12 +447,12 @@ def draw_heatmap(fig, ax, panel):
         ax.text(j, i, text, ha="center", va="center", fontsize=7,
                 color="white" if not np.isnan(v) and v < 55 else "black")
     ax.set_xticks(range(len(panel.categories)))
-    ax.set_xticklabels(panel.categories, rotation=45, ha="right", fontsize=7)
+    ax.set_xticklabels(panel.categories, fontsize=7)
     ax.set_yticks(range(len(panel.series)))
-    ax.set_yticklabels([s.name for s in panel.series])
+    ax.set_yticklabels([s.name for s in panel.series], fontsize=8)
     for tick, s in zip(ax.get_yticklabels(), panel.series):
         tick.set_color(s.colour())
-    fig.colorbar(image, ax=ax, label="% of peak")
+    return image
 
 
 def add_legend(fig, axes):
@@ -432,37 +463,40 @@ def add_legend(fig, axes):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             if label and not label.startswith("_"):
                 seen.setdefault(label, handle)
-    variants = sorted((l for l in seen if l.split()[0] in VARIANT_COLOURS),
-                      key=lambda l: ab.variant_sort_key(l.split()[0]))
-    labels = variants + [l for l in seen if l not in variants]
+    variants = sorted((label for label in seen if label.split()[0] in VARIANT_COLOURS),
+                      key=lambda label: ab.variant_sort_key(label.split()[0]))
+    labels = variants + [label for label in seen if label not in variants]
     if labels:
-        fig.legend([seen[l] for l in labels], labels, loc="outside right upper", fontsize=8)
+        fig.legend([seen[label] for label in labels], labels, loc="outside right upper",
+                   fontsize=8)
 
 
-def render(plot, meta, path, dpi):
+def render(plot, subtitle, path, dpi):
+    """Draws plot into path; subtitle (the machine and date) goes under the title."""
+    load_matplotlib()
     columns = min(plot.columns, len(plot.panels))
     rows = math.ceil(len(plot.panels) / columns)
     width, height = plot.panel_size
     fig, axes = plt.subplots(rows, columns, figsize=(width * columns + 1.8, height * rows + 0.9),
                              squeeze=False, layout="constrained")
     flat = list(axes.flat)
+    image = None
     for ax, panel in zip(flat, plot.panels):
         if panel.kind == "heatmap":
-            draw_heatmap(fig, ax, panel)
-        elif panel.kind == "categories":
-            draw_categories(ax, panel)
+            image = draw_heatmap(ax, panel)
         else:
             draw_lines(ax, panel)
+            ax.grid(True, which="major", alpha=0.3)
         ax.set_title(panel.title, fontsize=9)
         ax.set_xlabel(panel.xlabel)
         ax.set_ylabel(panel.ylabel)
-        if panel.kind != "heatmap":
-            ax.grid(True, which="major", alpha=0.3)
     for ax in flat[len(plot.panels):]:
         ax.set_visible(False)
-    if not any(p.kind == "heatmap" for p in plot.panels):
+    if image is not None:
+        fig.colorbar(image, ax=flat[:len(plot.panels)], label="% of peak", shrink=0.8)
+    else:
         add_legend(fig, flat)
-    fig.suptitle(f"{plot.title}\n{ab.machine_title(meta)}", fontsize=11)
+    fig.suptitle(f"{plot.title}\n{subtitle}", fontsize=11)
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
 
@@ -475,14 +509,15 @@ def json_number(v):
     return v
 
 
-def plot_record(plot, meta):
+def plot_record(plot, subtitle):
     return {
         "title": plot.title,
-        "machine": ab.machine_title(meta),
+        "subtitle": subtitle,
         "panels": [{
             "title": p.title, "kind": p.kind, "xlabel": p.xlabel, "ylabel": p.ylabel,
             "xlog": p.xlog, "ylog": p.ylog,
             "series": [dict({"name": s.name, "style": s.style, "variant": s.variant,
+                             "colour": s.colour(),
                              "x": [json_number(v) for v in s.x],
                              "y": [json_number(v) for v in s.y]}, **s.extra)
                        for s in p.series],
@@ -510,15 +545,16 @@ def main(argv=None):
     results = ab.load(args.csv)
     os.makedirs(args.out, exist_ok=True)
     plots, skipped = build_plots(results.rows)
+    subtitle = ab.machine_title(results.meta)
     for plot in plots:
-        render(plot, results.meta, os.path.join(args.out, plot.filename), args.dpi)
+        render(plot, subtitle, os.path.join(args.out, plot.filename), args.dpi)
         print(os.path.join(args.out, plot.filename))
     for filename, reason in skipped.items():
         ab.note(f"skipped {filename}: {reason}")
     write_json(os.path.join(args.out, "plots.json"), {
         "sources": results.paths,
-        "machine": ab.machine_title(results.meta),
-        "plots": {p.filename: plot_record(p, results.meta) for p in plots},
+        "machine": subtitle,
+        "plots": {p.filename: plot_record(p, subtitle) for p in plots},
         "skipped": skipped,
     })
     return 0

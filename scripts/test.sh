@@ -6,3 +6,4 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh" -DATTN_WERROR=ON
 cd "$root/build"
 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"
+"$root/scripts/test_hardening.sh" # ASan+UBSan ctest, fuzzers, TSan, valgrind

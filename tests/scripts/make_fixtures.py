@@ -16,7 +16,11 @@ import random
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_CSV = os.path.join(HERE, "fixtures", "matrix.csv")
 
-PEAK_FMA = {"scalar": {1: 9.8, 2: 19.5}, "avx2": {1: 78.4, 2: 155.9}, "avx512": {1: 152.3, 2: 301.7}}
+PEAK_FMA = {
+    "scalar": {1: 9.8, 2: 19.5},
+    "avx2": {1: 78.4, 2: 155.9},
+    "avx512": {1: 152.3, 2: 301.7},
+}
 PEAK_READ = {1: 20.1, 2: 30.2}
 
 # name: (fraction of the AVX-512 FMA peak at large n, n at half that,
@@ -100,7 +104,8 @@ def row(variant, shape, threads):
     peak_f, peak_b = PEAK_FMA["avx512"][threads], PEAK_READ[threads]
     pct = 100 * (gflops / peak_f if limit == "fma" else gbs / peak_b)
     err_m, err_d, bound, nmse = accuracy(variant, shape, acc_rng)
-    case = f"impl={variant},B={batch},Hq={hq},Hkv={hkv},nq={n_q},nkv={n_kv},dk={d},dv={d},causal={causal}"
+    case = (f"impl={variant},B={batch},Hq={hq},Hkv={hkv},nq={n_q},nkv={n_kv},dk={d},dv={d},"
+            f"causal={causal}")
     return [case, variant, batch, hq, hkv, n_q, n_kv, d, d, causal, threads,
             f"{median:.1f}", f"{lo:.1f}", f"{hi:.1f}", max(5, min(100, round(2e8 / median))),
             f"{gflops:.4f}", f"{gbs:.4f}", limit, f"{peak_f:.1f}", f"{peak_b:.1f}", f"{pct:.3f}",

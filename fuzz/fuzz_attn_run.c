@@ -1,0 +1,356 @@
+/* libFuzzer target: attn_run on shapes and data taken from the input bytes,
+ * hostile ones included (zero, negative, INT32_MAX, products that overflow
+ * size_t, causal not 0/1, NaN/Inf/huge scale, NULL buffers), for every
+ * variant in the table.
+ *
+ * - A shape attn_check_shape refuses, or a NULL buffer: attn_run gets small
+ *   dummy buffers and must return an error code and write nothing.
+ * - A shape it accepts whose tensors are small: exactly-sized heap buffers
+ *   (AddressSanitizer sees a read one float past any of them), filled from
+ *   the input (NaN, Inf and subnormals included). Every runnable variant
+ *   must return ATTN_OK, keep its workspace guards, write every element of
+ *   O, and give exactly +0 for rows that see no key; variants this CPU
+ *   cannot run must return ATTN_ENOTSUP and write nothing. With tame data
+ *   (small multiples of 1/16, optionally NaN/Inf/subnormal) and scores far
+ *   from float overflow, the result must also pass ACCURACY.md's rules A
+ *   and C against the double reference.
+ * - Any accepted shape, however large: each variant's workspace_size must
+ *   answer ATTN_OK or ATTN_ENOMEM without overflowing (UBSan watches).
+ *
+ * Input: byte 0 = knobs (threads, data mode, NULL buffer), then nine 5-byte
+ * records (batch, heads_q, heads_kv, n_q, n_kv, d_k, d_v, causal, scale):
+ * a selector byte (small / hostile table / raw 4 bytes) and 4 bytes; then
+ * the tensor data, cycled. */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "attn.h"
+#include "cases.h"
+#include "metrics.h"
+#include "reference.h"
+#include "variant.h"
+
+#define REQUIRE(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_attn_run: %s:%d: violated: %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* Tensors above this many floats, or more work than this, only get the
+ * workspace probe: the fuzzer must stay fast and far below its RSS limit. */
+enum { MAX_ELEMS = 1 << 16 };
+static const uint64_t max_work = (uint64_t)1 << 21;
+
+enum { HEADER = 1 + 9 * 5 };
+enum { FIELD_BATCH, FIELD_HQ, FIELD_HKV, FIELD_NQ, FIELD_NKV, FIELD_DK, FIELD_DV, FIELD_CAUSAL };
+
+static const int32_t hostile_ints[] = {
+    0,         -1,        1,          2,          3,          INT32_MAX, INT32_MIN,
+    INT32_MAX - 1, 65536, 65537,      46341,      300000,     1 << 20,   1 << 30,
+    -65536,    63,        64,         65,         127,        128,       129,
+    (1 << 24) + 1, 1 << 15, 7,        1000003,    -2147483647, 255,      256,
+};
+static const float small_scales[] = {0.5f, -0.3f, 1.0f, 2.0f, 20.0f, -1.0f, 1e-3f, 0.125f};
+static const float hostile_scales[] = {NAN,       INFINITY, -INFINITY, FLT_MAX,     -FLT_MAX,
+                                       1e30f,     -1e30f,   FLT_MIN,   0x1p-149f,   -0.0f,
+                                       1e-45f,    1e20f,    -1e20f,    0x1p-126f,   88.7f};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint32_t le32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* A small value most of the time, so that accepted shapes are common. */
+static int32_t small_int(int field, const uint8_t *raw, int32_t heads_q)
+{
+    switch (field) {
+    case FIELD_BATCH:
+        return 1 + raw[0] % 3;
+    case FIELD_HQ:
+        return 1 + raw[0] % 8;
+    case FIELD_HKV: { /* one of heads_q's divisors */
+        if (heads_q < 1 || heads_q > 4096)
+            return 1 + raw[0] % 8;
+        int32_t divisors[64], n = 0;
+        for (int32_t d = 1; d <= heads_q && n < 64; d++)
+            if (heads_q % d == 0)
+                divisors[n++] = d;
+        return divisors[raw[0] % n];
+    }
+    case FIELD_CAUSAL:
+        return raw[0] & 1;
+    default: /* n and d: 1 .. 140, around the tiles of 4, 8, 16, 64 */
+        return 1 + (int32_t)(le32(raw) % 140);
+    }
+}
+
+static int32_t pick_int(int field, const uint8_t *rec, int32_t heads_q)
+{
+    if (rec[0] < 128)
+        return small_int(field, rec + 1, heads_q);
+    if (rec[0] < 192)
+        return hostile_ints[rec[1] % COUNT(hostile_ints)];
+    return (int32_t)le32(rec + 1);
+}
+
+static float pick_scale(const uint8_t *rec)
+{
+    if (rec[0] < 128)
+        return 0.0f;
+    if (rec[0] < 160)
+        return small_scales[rec[1] % COUNT(small_scales)];
+    if (rec[0] < 192)
+        return hostile_scales[rec[1] % COUNT(hostile_scales)];
+    uint32_t bits = le32(rec + 1);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+typedef enum { DATA_TAME, DATA_SPECIALS, DATA_RAW_BITS } data_mode;
+
+/* Tame: small multiples of 1/16 (products and sums exact for a while);
+ * specials: tame with NaN, +-Inf, subnormals and -0 mixed in; raw: any bits. */
+static void fill(float *x, size_t n, const uint8_t *data, size_t size, size_t *pos, data_mode mode)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (mode == DATA_RAW_BITS) {
+            uint8_t b[4];
+            for (int j = 0; j < 4; j++)
+                b[j] = data[(*pos)++ % size];
+            uint32_t bits = le32(b);
+            memcpy(&x[i], &bits, sizeof bits);
+            continue;
+        }
+        uint8_t b = data[(*pos)++ % size];
+        float t = (float)(int8_t)b / 16.0f;
+        if (mode == DATA_SPECIALS)
+            switch (b) {
+            case 0x7f: t = NAN; break;
+            case 0x7e: t = INFINITY; break;
+            case 0x81: t = -INFINITY; break;
+            case 0x80: t = 0x1p-140f; break; /* subnormal */
+            case 0x82: t = -0x1p-130f; break;
+            case 0x83: t = -0.0f; break;
+            default: break;
+            }
+        x[i] = t;
+    }
+}
+
+static const uint32_t unset_bits = 0x7FA00001u; /* a signalling NaN no arithmetic produces */
+
+static void set_bits(float *x, size_t n, uint32_t bits)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], &bits, sizeof bits);
+}
+
+static size_t count_bits(const float *x, size_t n, uint32_t bits)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], sizeof b);
+        c += b == bits;
+    }
+    return c;
+}
+
+/* Every variant's workspace_size on any accepted shape: no overflow, and an
+ * answer that is a code the dispatcher understands. */
+static void probe_workspace(const attn_shape *s)
+{
+    for (int t = 1; t <= 4; t *= 2)
+        for (int i = 0; i < attn_variants_count; i++) {
+            attn_problem p = attn_problem_for(s, NULL, NULL, NULL);
+            p.threads = t;
+            size_t bytes = 0;
+            int rc = attn_variants[i].workspace_size(&p, &bytes);
+            REQUIRE(rc == ATTN_OK || rc == ATTN_ENOMEM, "%s: workspace_size returned %d",
+                    attn_variants[i].name, rc);
+        }
+}
+
+/* A refused call: an error code for every variant, no write to O. */
+static void run_refused(const attn_shape *s, unsigned null_which)
+{
+    float q[16] = {0}, k[16] = {0}, v[16] = {0}, o[16];
+    const float *qp = null_which == 1 ? NULL : q, *kp = null_which == 2 ? NULL : k,
+                *vp = null_which == 3 ? NULL : v;
+    float *op = null_which == 4 ? NULL : o;
+    char msg[512];
+    for (int i = -1; i < attn_variants_count; i++) {
+        const char *name = i < 0 ? "no-such-variant" : attn_variants[i].name;
+        set_bits(o, 16, unset_bits);
+        int rc = attn_run(name, s, qp, kp, vp, op);
+        REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL), "%s: refused call returned %d",
+                name, rc);
+        REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused call", name);
+        if (i >= 0) {
+            rc = attn_run_variant(&attn_variants[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
+            REQUIRE(rc == ATTN_EINVAL && msg[0] != '\0', "%s: rc %d msg '%s'", name, rc, msg);
+        }
+    }
+    double ref[16];
+    REQUIRE(attn_reference(s, qp, kp, vp, null_which == 4 ? NULL : ref) == ATTN_EINVAL,
+            "reference accepted a refused call");
+}
+
+/* Scores no larger than |scale|·max|q|·max|k|·d_k stay far from float
+ * overflow and the rounding of the scores (sigma) far below 1, so rules A
+ * and C apply as written. */
+static int oracle_applies(const attn_shape *s, data_mode mode)
+{
+    if (mode == DATA_RAW_BITS)
+        return 0;
+    double scale = s->scale != 0.0f ? s->scale : 1.0 / sqrt((double)s->d_k);
+    double worst = fabs(scale) * 64.0 * s->d_k;
+    return worst * (s->d_k + 2) * 0x1p-24 < 0.5;
+}
+
+/* Rules A and C for every variant's output, the reference computed once
+ * per row (it is the expensive part of an execution). */
+static void check_rules(const attn_shape *s, const float *q, const float *k, const float *v,
+                        float *const *outs, const int *ran)
+{
+    const attn_problem p = attn_problem_for(s, q, k, v);
+    double *scratch = malloc(sizeof(double) * (3 * (size_t)s->d_v + (size_t)s->n_kv));
+    REQUIRE(scratch, "malloc");
+    attn_ref_row r = {.o = scratch,
+                      .D = scratch + s->d_v,
+                      .M = scratch + 2 * (size_t)s->d_v,
+                      .scores = scratch + 3 * (size_t)s->d_v};
+    const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
+    for (int64_t row = 0; row < rows; row++) {
+        const int32_t i = (int32_t)(row % s->n_q), h = (int32_t)(row / s->n_q % s->heads_q),
+                      b = (int32_t)(row / s->n_q / s->heads_q);
+        attn_reference_row(&p, b, h, i, &r);
+        for (int vi = 0; vi < attn_variants_count; vi++) {
+            if (!ran[vi])
+                continue;
+            const attn_variant *var = &attn_variants[vi];
+            attn_err_stats st;
+            attn_err_init(&st);
+            attn_err_row(&st, &p, b, h, i, &r, outs[vi] + (size_t)row * s->d_v, var->exp_ulps,
+                         attn_rescales(var, &p, r.n_seen));
+            REQUIRE(st.failures == 0, "%s on B=%d,Hq=%d,Hkv=%d,nq=%d,nkv=%d,dk=%d,dv=%d,causal=%d,"
+                    "scale=%g: %s", var->name, (int)s->batch, (int)s->heads_q, (int)s->heads_kv,
+                    (int)s->n_q, (int)s->n_kv, (int)s->d_k, (int)s->d_v, (int)s->causal,
+                    (double)s->scale, st.first_failure);
+        }
+    }
+    free(scratch);
+}
+
+static void run_accepted(const attn_shape *s, const uint8_t *data, size_t size, data_mode mode)
+{
+    const size_t nq = attn_q_elems(s), nk = attn_kv_elems(s, s->d_k),
+                 nv = attn_kv_elems(s, s->d_v), no = attn_o_elems(s);
+    float *q = malloc(sizeof(float) * nq), *k = malloc(sizeof(float) * nk),
+          *v = malloc(sizeof(float) * nv);
+    float *outs[64] = {0};
+    int ran[64] = {0};
+    REQUIRE(q && k && v && attn_variants_count <= 64, "malloc");
+    size_t pos = 0;
+    fill(q, nq, data, size, &pos, mode);
+    fill(k, nk, data, size, &pos, mode);
+    fill(v, nv, data, size, &pos, mode);
+    char name[256], msg[512];
+    for (int i = 0; i < attn_variants_count; i++) {
+        const attn_variant *var = &attn_variants[i];
+        attn_case c = {*s, DATA_NORMAL};
+        attn_case_name(var->name, &c, name, sizeof name);
+        float *o = outs[i] = malloc(sizeof(float) * no); /* exactly O: ASan sees any overrun */
+        REQUIRE(o, "malloc");
+        set_bits(o, no, unset_bits);
+        attn_run_report report;
+        int rc = attn_run_variant(var, s, q, k, v, o, &report, msg, sizeof msg);
+        if (!attn_variant_runnable(var)) {
+            REQUIRE(rc == ATTN_ENOTSUP, "%s: unsupported variant returned %d", name, rc);
+            REQUIRE(count_bits(o, no, unset_bits) == no, "%s: unsupported but wrote O", name);
+            continue;
+        }
+        REQUIRE(rc == ATTN_OK, "%s: returned %d: %s", name, rc, msg);
+        REQUIRE(report.workspace_guard_ok, "%s: wrote past its workspace", name);
+        if (mode != DATA_RAW_BITS) /* raw inputs may carry the marker NaN itself */
+            REQUIRE(count_bits(o, no, unset_bits) == 0, "%s: left elements of O unwritten", name);
+        const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
+        for (int64_t r = 0; r < rows; r++)
+            if (attn_keys_seen(s, (int32_t)(r % s->n_q)) == 0)
+                REQUIRE(count_bits(o + (size_t)r * s->d_v, (size_t)s->d_v, 0) == (size_t)s->d_v,
+                        "%s: row %lld sees no key but is not +0", name, (long long)r);
+        ran[i] = 1;
+    }
+    if (oracle_applies(s, mode))
+        check_rules(s, q, k, v, outs, ran);
+    if (no <= 4096) { /* the public reference too, on the small shapes */
+        double *ref = malloc(sizeof(double) * no);
+        REQUIRE(ref && attn_reference(s, q, k, v, ref) == ATTN_OK, "reference refused");
+        free(ref);
+    }
+    for (int i = 0; i < attn_variants_count; i++)
+        free(outs[i]);
+    free(q);
+    free(k);
+    free(v);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < HEADER)
+        return 0;
+    const uint8_t knobs = data[0];
+    const uint8_t *rec = data + 1;
+    attn_shape s;
+    s.batch = pick_int(FIELD_BATCH, rec, 0);
+    s.heads_q = pick_int(FIELD_HQ, rec + 5, 0);
+    s.heads_kv = pick_int(FIELD_HKV, rec + 10, s.heads_q);
+    s.n_q = pick_int(FIELD_NQ, rec + 15, 0);
+    s.n_kv = pick_int(FIELD_NKV, rec + 20, 0);
+    s.d_k = pick_int(FIELD_DK, rec + 25, 0);
+    s.d_v = pick_int(FIELD_DV, rec + 30, 0);
+    s.causal = pick_int(FIELD_CAUSAL, rec + 35, 0);
+    s.scale = pick_scale(rec + 40);
+
+    omp_set_num_threads(1 + knobs % 3);
+    const data_mode mode = (knobs >> 2) % 4 == 1   ? DATA_SPECIALS
+                           : (knobs >> 2) % 4 == 2 ? DATA_RAW_BITS
+                                                   : DATA_TAME;
+    const unsigned null_which = knobs & 0x10 ? 1 + (knobs >> 5) % 4 : 0; /* q, k, v or o */
+
+    char msg[512];
+    if (attn_check_shape(&s, msg, sizeof msg) != ATTN_OK) {
+        REQUIRE(msg[0] != '\0', "refused without a message");
+        run_refused(&s, null_which);
+        return 0;
+    }
+    probe_workspace(&s);
+    if (null_which) {
+        run_refused(&s, null_which);
+        return 0;
+    }
+    /* Accepted shapes have byte counts that fit: no overflow here. */
+    if (attn_q_elems(&s) > MAX_ELEMS || attn_kv_elems(&s, s.d_k) > MAX_ELEMS ||
+        attn_kv_elems(&s, s.d_v) > MAX_ELEMS || attn_o_elems(&s) > MAX_ELEMS)
+        return 0;
+    /* With every tensor below 2^16 floats this product stays below 2^50. */
+    const uint64_t work = (uint64_t)s.batch * (uint64_t)s.heads_q * (uint64_t)s.n_q *
+                          (uint64_t)s.n_kv * ((uint64_t)s.d_k + (uint64_t)s.d_v);
+    if (work > max_work)
+        return 0;
+    const uint8_t *body = size > HEADER ? data + HEADER : data;
+    run_accepted(&s, body, size > HEADER ? size - HEADER : size, mode);
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* cli_parse_double: the floating-point sibling of cli_parse_long (cli.c),
+ * for --min-time, --seconds and the like. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !(x >= min && x <= max)) {
+        fprintf(stderr, "%s: %s = '%s' must be a number from %g to %g\n", cmd, flag, text, min,
+                max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}

@@ -1,0 +1,319 @@
+/* attnbench bench: Google Benchmark (through gbench_shim.h) over variant x
+ * performance case x thread count, with GFLOP/s, GB/s and pct_peak
+ * counters, so --benchmark_out=FILE.json works with compare.py. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases.h"
+#include "cli.h"
+#include "gbench_shim.h"
+#include "machine.h"
+#include "peak.h"
+#include "perf_cases.h"
+#include "perf_cell.h"
+#include "variant.h"
+
+enum { MAX_VARIANTS = 32, MAX_THREAD_ARGS = 16, NAME_CAP = 320 };
+
+typedef struct bench_run bench_run;
+
+/* One registered benchmark: what it runs and the inputs, set up lazily. */
+typedef struct bench_item {
+    bench_run *run;
+    const attn_variant *variant;
+    attn_shape shape;
+    int threads;
+    attn_perf_cell cell;
+    int ready;
+} bench_item;
+
+/* The whole command's state: the items and which one holds its inputs now
+ * (one at a time, so a preset's inputs never all sit in memory at once). */
+struct bench_run {
+    bench_item *items;
+    int n_items;
+    bench_item *current;
+    long llc_bytes; /* memory-bound cells rotate inputs past it */
+};
+
+static void bench_help(void)
+{
+    printf("usage: attnbench bench [--variant NAME]... [--preset NAME] [--threads N]...\n"
+           "                       [--peak FILE.json] [--bw-mib N] [Google Benchmark flags]\n\n"
+           "Times each variant on the performance shapes of a preset with Google Benchmark\n"
+           "(real time). Benchmark names are the canonical case name plus /threads:N, e.g.\n"
+           "  impl=naive,B=1,Hq=8,Hkv=8,nq=512,nkv=512,dk=64,dv=64,causal=1/threads:2\n"
+           "(Google Benchmark appends /real_time), so one regex means the same in verify,\n"
+           "bench and the matrix CSV. Counters:\n"
+           "  GFLOP/s   2(d_k+d_v) x keys seen, summed over rows, heads and batch, per call\n"
+           "  GB/s      Q, K, V and O moved once per call\n"
+           "  pct_peak  %% of the measured FMA peak (prefill) or read bandwidth (n_q <= 16)\n"
+           "            for that thread count\n"
+           "A variant this CPU cannot run is a visible SKIP line, not registered. What is\n"
+           "timed is the variant's run() on a workspace allocated once; inputs are N(0,1)\n"
+           "and set up outside the timed loop.\n\n"
+           "  --variant NAME   only this variant (repeatable); default: the preset's\n"
+           "  --preset NAME    %s (default quick)\n"
+           "  --threads N      thread count (repeatable); replaces the preset's\n"
+           "  --peak FILE      take peaks from `attnbench peak --out FILE` or a matrix\n"
+           "                   .meta.json instead of measuring them at start (~3 s)\n"
+           "  --bw-mib N       MiB per bandwidth array when measuring (default %d)\n"
+           "Google Benchmark flags are passed through, e.g. --benchmark_filter=REGEX,\n"
+           "--benchmark_repetitions=N, --benchmark_min_time=S, --benchmark_out=FILE\n"
+           "--benchmark_out_format=json|csv, --benchmark_list_tests. Anything else is an\n"
+           "error.\n",
+           attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
+}
+
+static void bench_fn(void *ctx)
+{
+    bench_item *it = ctx;
+    attn_perf_cell_run(&it->cell);
+}
+
+/* Sets up this item's inputs (freeing the previous item's) and runs it
+ * once untimed: a warm-up, and a check that run() succeeds at all. */
+static int bench_setup(void *ctx, char *msg, size_t cap)
+{
+    bench_item *it = ctx;
+    bench_run *run = it->run;
+    if (it->ready)
+        return 0;
+    if (run->current) {
+        attn_perf_cell_free(&run->current->cell);
+        run->current->ready = 0;
+        run->current = NULL;
+    }
+    if (attn_perf_cell_setup(&it->cell, it->variant, &it->shape, it->threads, run->llc_bytes, msg,
+                             cap) != 0)
+        return -1;
+    int rc = attn_perf_cell_run(&it->cell);
+    if (rc != ATTN_OK) {
+        snprintf(msg, cap, "run() returned %d: %s", rc, attn_strerror(rc));
+        attn_perf_cell_free(&it->cell);
+        return -1;
+    }
+    it->ready = 1;
+    run->current = it;
+    return 0;
+}
+
+typedef struct bench_opts {
+    const attn_variant *variants[MAX_VARIANTS];
+    int n_variants;
+    int preset;
+    int threads[MAX_THREAD_ARGS];
+    int n_threads;
+    const char *peak_file;
+    size_t bw_bytes;
+    /* What is left for Google Benchmark, argv[0] first. */
+    char **gb_argv;
+    int gb_argc;
+} bench_opts;
+
+/* Our flags out of argv; everything else goes to Google Benchmark, which
+ * refuses what it does not know. */
+static int parse_bench_args(int argc, char **argv, bench_opts *o)
+{
+    const char *value;
+    int r;
+    long x;
+    o->gb_argv[o->gb_argc++] = "attnbench bench";
+    for (int i = 1; i < argc; i++) {
+        if (cli_switch(argv, i, "--help") || cli_switch(argv, i, "-h")) {
+            bench_help();
+            return 1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            const attn_variant *v = attn_find_variant(value);
+            if (!v) {
+                fprintf(stderr, "bench: --variant '%s' is not a variant (attnbench list)\n", value);
+                return -1;
+            }
+            if (o->n_variants < MAX_VARIANTS)
+                o->variants[o->n_variants++] = v;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if ((o->preset = attn_perf_preset_parse(value)) < 0) {
+                fprintf(stderr, "bench: --preset '%s' must be one of %s\n", value,
+                        attn_perf_preset_names());
+                return -1;
+            }
+        } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
+            if (r < 0 || cli_parse_long("bench", "--threads", value, 1, 4096, &x) != 0)
+                return -1;
+            if (o->n_threads < MAX_THREAD_ARGS)
+                o->threads[o->n_threads++] = (int)x;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            o->peak_file = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--bw-mib", &value)) != 0) {
+            if (r < 0 || cli_parse_long("bench", "--bw-mib", value, 1, 1 << 20, &x) != 0)
+                return -1;
+            o->bw_bytes = (size_t)x << 20;
+        } else if (strncmp(argv[i], "--benchmark_", 12) == 0 || strncmp(argv[i], "--v=", 4) == 0) {
+            o->gb_argv[o->gb_argc++] = argv[i];
+        } else {
+            cli_unknown("bench", argv[i]);
+            return -1;
+        }
+    }
+    o->gb_argv[o->gb_argc] = NULL;
+    return 0;
+}
+
+/* The peaks pct_peak is judged against: read from --peak, or measured now
+ * (FMA per ISA and read bandwidth; 3 repetitions) at every thread count. */
+static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_cases, attn_peak *pk)
+{
+    if (o->peak_file) {
+        char err[300];
+        if (attn_peak_read_json(o->peak_file, pk, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: --peak: %s\n", err);
+            return -1;
+        }
+        return 0;
+    }
+    attn_peak_init(pk);
+    int bandwidth = 0;
+    for (int i = 0; i < n_cases; i++) {
+        attn_peak_add_threads(pk, cases[i].threads);
+        bandwidth |= attn_perf_bandwidth_bound(&cases[i].shape);
+    }
+    attn_peak_opts po = attn_peak_default_opts();
+    po.exp = 0;
+    po.bandwidth = bandwidth;
+    po.repetitions = 3;
+    po.seconds = 0.02;
+    if (o->bw_bytes)
+        po.bw_array_bytes = o->bw_bytes;
+    fprintf(stderr, "bench: measuring the FMA peak%s (--peak FILE skips this)\n",
+            bandwidth ? " and read bandwidth" : "");
+    if (attn_peak_measure(pk, &po, NULL) != 0)
+        return -1;
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        fprintf(stderr, "bench: peak at %d threads: %.1f GFLOP/s (%s)%s%.1f GB/s read\n",
+                pk->threads[ti], attn_peak_fma_for(pk, pk->threads[ti]), attn_peak_best_isa(pk),
+                bandwidth ? ", " : "", bandwidth ? pk->read_gbytes_per_s[ti] : 0.0);
+    return 0;
+}
+
+/* Registers one item; prints why when it is not registered. */
+static void register_item(bench_item *it, const attn_peak *pk)
+{
+    char name[NAME_CAP], why[300];
+    attn_case c = {it->shape, DATA_NORMAL};
+    attn_case_name(it->variant->name, &c, name, sizeof name);
+    size_t len = strlen(name);
+    snprintf(name + len, sizeof name - len, "/threads:%d", it->threads);
+    size_t ws;
+    if (attn_perf_skip_reason(it->variant, &it->shape, it->threads, &ws, why, sizeof why)) {
+        printf("SKIP %s: %s\n", name, why);
+        return;
+    }
+    attn_gb_benchmark *b = attn_gb_register(name, bench_fn, it);
+    if (!b) {
+        printf("SKIP %s: Google Benchmark refused the registration\n", name);
+        return;
+    }
+    attn_gb_setup(b, bench_setup);
+    attn_gb_use_real_time(b);
+    const double flops = attn_perf_flops(&it->shape), bytes = attn_perf_bytes(&it->shape);
+    attn_gb_rate_counter(b, "GFLOP/s", flops * 1e-9);
+    attn_gb_rate_counter(b, "GB/s", bytes * 1e-9);
+    if (attn_perf_bandwidth_bound(&it->shape)) {
+        double peak = attn_peak_read_for(pk, it->threads);
+        if (isfinite(peak))
+            attn_gb_percent_counter(b, "pct_peak", bytes, peak * 1e9);
+    } else {
+        double peak = attn_peak_fma_for(pk, it->threads);
+        if (isfinite(peak))
+            attn_gb_percent_counter(b, "pct_peak", flops, peak * 1e9);
+    }
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    char **gb_argv = calloc((size_t)argc + 2, sizeof *gb_argv);
+    if (!gb_argv)
+        return EXIT_FAILED;
+    bench_opts o = {.preset = PERF_QUICK, .gb_argv = gb_argv};
+    int rc = parse_bench_args(argc, argv, &o);
+    if (rc != 0) {
+        free(gb_argv);
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (cli_check_cpu_mask("bench") != 0 || attn_gb_initialize(&o.gb_argc, o.gb_argv) != 0) {
+        free(gb_argv);
+        return EXIT_USAGE;
+    }
+    const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o.preset);
+    if (o.n_variants == 0) {
+        for (int i = 0; i < attn_variants_count && o.n_variants < MAX_VARIANTS; i++)
+            o.variants[o.n_variants++] = &attn_variants[i];
+        if (info->variants) {
+            o.n_variants = 0;
+            for (int i = 0; info->variants[i]; i++) {
+                const attn_variant *v = attn_find_variant(info->variants[i]);
+                if (v)
+                    o.variants[o.n_variants++] = v;
+                else
+                    printf("SKIP impl=%s: not in this build\n", info->variants[i]);
+            }
+        }
+    }
+    attn_machine m;
+    attn_machine_read(&m);
+    int n_cases =
+        attn_perf_case_list((attn_perf_preset)o.preset, m.cores, o.threads, o.n_threads, NULL, 0);
+    attn_perf_case *cases = malloc(sizeof *cases * (size_t)n_cases);
+    bench_item *items = calloc((size_t)n_cases * (size_t)o.n_variants + 1, sizeof *items);
+    attn_peak pk;
+    if (!cases || !items) {
+        fprintf(stderr, "bench: out of memory\n");
+        rc = EXIT_FAILED;
+        goto done;
+    }
+    attn_perf_case_list((attn_perf_preset)o.preset, m.cores, o.threads, o.n_threads, cases,
+                        n_cases);
+    if (bench_peaks(&o, cases, n_cases, &pk) != 0) {
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    bench_run run = {items, 0, NULL, m.l3_bytes};
+    for (int vi = 0; vi < o.n_variants; vi++) {
+        const attn_variant *v = o.variants[vi];
+        if (!attn_variant_runnable(v)) {
+            char missing[128];
+            attn_variant_missing(v, missing, sizeof missing);
+            printf("SKIP impl=%s (every case): needs %s\n", v->name, missing);
+            continue;
+        }
+        for (int ci = 0; ci < n_cases; ci++) {
+            bench_item *it = &items[run.n_items++];
+            *it = (bench_item){
+                .run = &run, .variant = v, .shape = cases[ci].shape, .threads = cases[ci].threads};
+            register_item(it, &pk);
+        }
+    }
+    fflush(stdout);
+    size_t ran = attn_gb_run();
+    if (run.current)
+        attn_perf_cell_free(&run.current->cell);
+    attn_gb_shutdown();
+    rc = EXIT_OK;
+    if (ran == 0) {
+        fprintf(stderr, "bench: no benchmark ran (check --benchmark_filter and --variant)\n");
+        rc = EXIT_FAILED;
+    }
+done:
+    free(cases);
+    free(items);
+    free(gb_argv);
+    return rc;
+}

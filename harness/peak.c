@@ -1,0 +1,500 @@
+/* Measures the roofline: FMA peak per ISA, exp throughput, memory
+ * bandwidth. The ISA kernels live in peak_<isa>.c with their own flags. */
+#include "peak.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_features.h"
+#include "peak_kernels.h"
+#include "timer.h"
+
+enum { MAX_REPS = 64, EXP_ARRAY = 4096 };
+
+attn_peak_opts attn_peak_default_opts(void)
+{
+    return (attn_peak_opts){
+        .fma = 1,
+        .exp = 1,
+        .bandwidth = 1,
+        .repetitions = 5,
+        .seconds = 0.05,
+        .bw_array_bytes = (size_t)ATTN_PEAK_DEFAULT_BW_MIB << 20,
+    };
+}
+
+static const char *const isa_names[ATTN_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+static const uint32_t isa_features[ATTN_ISA_COUNT] = {0, ATTN_CPU_AVX2 | ATTN_CPU_FMA,
+                                                      ATTN_CPU_AVX512F};
+static const char *const exp_names[ATTN_EXP_COUNT] = {"expf", "avx2", "avx512"};
+/* The features of the variants whose exp each kind is. */
+static const uint32_t exp_features[ATTN_EXP_COUNT] = {0, ATTN_CPU_AVX2 | ATTN_CPU_FMA,
+                                                      ATTN_CPU_AVX512F | ATTN_CPU_FMA};
+
+const char *attn_isa_name(attn_isa isa)
+{
+    return isa >= 0 && isa < ATTN_ISA_COUNT ? isa_names[isa] : "?";
+}
+
+const char *attn_exp_name(attn_exp_kind kind)
+{
+    return kind >= 0 && kind < ATTN_EXP_COUNT ? exp_names[kind] : "?";
+}
+
+static int features_present(uint32_t need, char *why, size_t cap)
+{
+    uint32_t missing = need & ~attn_cpu()->features;
+    if (!missing)
+        return 1;
+    if (why && cap) {
+        char names[128];
+        attn_cpu_format(missing, names, sizeof names);
+        snprintf(why, cap, "needs %.100s", names);
+    }
+    return 0;
+}
+
+int attn_isa_available(attn_isa isa, char *why, size_t cap)
+{
+    if (isa < 0 || isa >= ATTN_ISA_COUNT)
+        return 0;
+    return features_present(isa_features[isa], why, cap);
+}
+
+int attn_exp_available(attn_exp_kind kind, char *why, size_t cap)
+{
+    if (kind < 0 || kind >= ATTN_EXP_COUNT)
+        return 0;
+    return features_present(exp_features[kind], why, cap);
+}
+
+void attn_peak_init(attn_peak *pk)
+{
+    memset(pk, 0, sizeof *pk);
+    for (int t = 0; t < ATTN_PEAK_MAX_THREAD_COUNTS; t++) {
+        for (int i = 0; i < ATTN_ISA_COUNT; i++)
+            pk->fma_gflops[i][t] = NAN;
+        for (int e = 0; e < ATTN_EXP_COUNT; e++)
+            pk->exp_gelem_per_s[e][t] = NAN;
+        pk->read_gbytes_per_s[t] = NAN;
+        pk->triad_gbytes_per_s[t] = NAN;
+    }
+}
+
+int attn_peak_index(const attn_peak *pk, int threads)
+{
+    for (int i = 0; i < pk->n_threads; i++)
+        if (pk->threads[i] == threads)
+            return i;
+    return -1;
+}
+
+/* Moves column `from` of every figure to `to`. */
+static void move_column(attn_peak *pk, int from, int to)
+{
+    pk->threads[to] = pk->threads[from];
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        pk->fma_gflops[i][to] = pk->fma_gflops[i][from];
+    for (int e = 0; e < ATTN_EXP_COUNT; e++)
+        pk->exp_gelem_per_s[e][to] = pk->exp_gelem_per_s[e][from];
+    pk->read_gbytes_per_s[to] = pk->read_gbytes_per_s[from];
+    pk->triad_gbytes_per_s[to] = pk->triad_gbytes_per_s[from];
+}
+
+int attn_peak_add_threads(attn_peak *pk, int threads)
+{
+    int at = attn_peak_index(pk, threads);
+    if (at >= 0)
+        return at;
+    if (pk->n_threads >= ATTN_PEAK_MAX_THREAD_COUNTS || threads < 1)
+        return -1;
+    at = pk->n_threads;
+    while (at > 0 && pk->threads[at - 1] > threads) {
+        move_column(pk, at - 1, at);
+        at--;
+    }
+    pk->n_threads++;
+    pk->threads[at] = threads;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        pk->fma_gflops[i][at] = NAN;
+    for (int e = 0; e < ATTN_EXP_COUNT; e++)
+        pk->exp_gelem_per_s[e][at] = NAN;
+    pk->read_gbytes_per_s[at] = NAN;
+    pk->triad_gbytes_per_s[at] = NAN;
+    return at;
+}
+
+static float run_fma(attn_isa isa, long rounds)
+{
+    switch (isa) {
+    case ATTN_ISA_AVX2:
+        return attn_peak_fma_avx2(rounds);
+    case ATTN_ISA_AVX512:
+        return attn_peak_fma_avx512(rounds);
+    default:
+        return attn_peak_fma_scalar(rounds);
+    }
+}
+
+static double fma_flops_per_round(attn_isa isa)
+{
+    return isa == ATTN_ISA_AVX512 ? ATTN_PEAK_AVX512_FLOPS
+           : isa == ATTN_ISA_AVX2 ? ATTN_PEAK_AVX2_FLOPS
+                                  : ATTN_PEAK_SCALAR_FLOPS;
+}
+
+/* Wall time of every thread of a team of `threads` running `rounds`
+ * rounds; *team gets the team size the runtime actually gave. */
+static double time_fma_team(attn_isa isa, int threads, long rounds, int *team)
+{
+    volatile float sink = 0.0f;
+    int got = 1;
+    int64_t t0 = attn_now_ns();
+#pragma omp parallel num_threads(threads)
+    {
+        float r = run_fma(isa, rounds);
+#pragma omp master
+        {
+            got = omp_get_num_threads();
+            sink = r;
+        }
+    }
+    int64_t t1 = attn_now_ns();
+    (void)sink;
+    *team = got;
+    return (double)(t1 - t0) * 1e-9;
+}
+
+double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds)
+{
+    if (!attn_isa_available(isa, NULL, 0) || threads < 1)
+        return NAN;
+    if (reps < 1)
+        reps = 1;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    /* Calibrate rounds on one thread (this also warms the vector units up:
+     * AVX-512 runs at a lower licence for the first microseconds). */
+    int team;
+    long rounds = 1 << 14;
+    double t = 0;
+    while ((t = time_fma_team(isa, 1, rounds, &team)) < seconds / 8 && rounds < (1L << 40))
+        rounds *= 2;
+    rounds = (long)((double)rounds * seconds / t) + 1;
+    time_fma_team(isa, threads, rounds, &team); /* warm-up of the whole team */
+    double rate[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        double secs = time_fma_team(isa, threads, rounds, &team);
+        rate[r] = (double)team * (double)rounds * fma_flops_per_round(isa) / secs * 1e-9;
+    }
+    return attn_median(rate, reps);
+}
+
+static void run_exp(attn_exp_kind kind, const float *x, float *y, size_t n)
+{
+    switch (kind) {
+    case ATTN_EXP_AVX2:
+        attn_peak_exp_avx2(x, y, n);
+        break;
+    case ATTN_EXP_AVX512:
+        attn_peak_exp_avx512(x, y, n);
+        break;
+    default:
+        attn_peak_exp_libm(x, y, n);
+        break;
+    }
+}
+
+/* Each thread its own 16 KiB input and output (L1-resident: throughput of
+ * exp itself, not of memory). Inputs span [-20, 0], what a max-shifted
+ * softmax feeds exp. Returns elements per second over the team. */
+static double time_exp_team(attn_exp_kind kind, int threads, long rounds, int *team)
+{
+    volatile float sink = 0.0f;
+    int got = 1;
+    int64_t t0 = 0, t1 = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        float x[EXP_ARRAY], y[EXP_ARRAY];
+        for (int i = 0; i < EXP_ARRAY; i++)
+            x[i] = -20.0f * (float)i / EXP_ARRAY;
+#pragma omp barrier
+#pragma omp master
+        t0 = attn_now_ns();
+        for (long r = 0; r < rounds; r++)
+            run_exp(kind, x, y, EXP_ARRAY);
+#pragma omp barrier
+#pragma omp master
+        {
+            t1 = attn_now_ns();
+            got = omp_get_num_threads();
+            sink = y[EXP_ARRAY - 1];
+        }
+    }
+    (void)sink;
+    *team = got;
+    return (double)got * (double)rounds * EXP_ARRAY / ((double)(t1 - t0) * 1e-9);
+}
+
+double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double seconds)
+{
+    if (!attn_exp_available(kind, NULL, 0) || threads < 1)
+        return NAN;
+    if (reps < 1)
+        reps = 1;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    int team;
+    double per_s = time_exp_team(kind, 1, 16, &team);
+    long rounds = (long)(seconds * per_s / EXP_ARRAY) + 1;
+    time_exp_team(kind, threads, rounds, &team);
+    double rate[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+        rate[r] = time_exp_team(kind, threads, rounds, &team) * 1e-9;
+    return attn_median(rate, reps);
+}
+
+/* Splits [0, n) into `parts` static chunks of whole cache lines. */
+static void chunk(size_t n, int parts, int part, size_t *begin, size_t *end)
+{
+    size_t lines = (n + 15) / 16, per = (lines + (size_t)parts - 1) / (size_t)parts;
+    *begin = (size_t)part * per * 16;
+    *end = *begin + per * 16;
+    if (*begin > n)
+        *begin = n;
+    if (*end > n)
+        *end = n;
+}
+
+/* One pass; returns its wall time in seconds. kind 0 = read, 1 = triad. */
+static double stream_pass(int kind, float *a, float *b, float *c, size_t n, int threads)
+{
+    volatile float sink = 0.0f;
+    int64_t t0 = attn_now_ns();
+#pragma omp parallel num_threads(threads)
+    {
+        size_t lo, hi;
+        chunk(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        if (kind == 0) {
+            float s = attn_peak_read(a + lo, hi - lo) + attn_peak_read(b + lo, hi - lo) +
+                      attn_peak_read(c + lo, hi - lo);
+            if (omp_get_thread_num() == 0)
+                sink = s;
+        } else {
+            attn_peak_triad(a + lo, b + lo, c + lo, 0.5f, hi - lo);
+        }
+    }
+    (void)sink;
+    return (double)(attn_now_ns() - t0) * 1e-9;
+}
+
+/* Three arrays of `bytes` each, 2 MiB aligned so the kernel can back them
+ * with huge pages. */
+typedef struct stream_arrays {
+    float *a, *b, *c;
+    size_t n;
+} stream_arrays;
+
+static int stream_alloc(stream_arrays *s, size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    s->n = bytes / sizeof(float) < 16 ? 16 : bytes / sizeof(float);
+    size_t alloc = (s->n * sizeof(float) + huge - 1) & ~(huge - 1);
+    s->a = aligned_alloc(huge, alloc);
+    s->b = aligned_alloc(huge, alloc);
+    s->c = aligned_alloc(huge, alloc);
+    if (s->a && s->b && s->c)
+        return 0;
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    return -1;
+}
+
+static void stream_free(stream_arrays *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->c);
+}
+
+/* First touch, in parallel (faulting 1.5 GiB in on one thread is slow),
+ * by the same static split the passes of that team use. */
+static void stream_touch(stream_arrays *s, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        size_t lo, hi;
+        chunk(s->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            s->a[i] = 1.0f;
+            s->b[i] = 2.0f;
+            s->c[i] = 0.5f;
+        }
+    }
+}
+
+static void stream_measure(stream_arrays *s, int threads, int reps, double *read_gbs,
+                           double *triad_gbs)
+{
+    if (reps < 1)
+        reps = 1;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    /* Read streams all three arrays; triad reads b and c and writes a
+     * (STREAM's count, without the write-allocate read of a). */
+    const double moved = 3.0 * (double)s->n * sizeof(float);
+    double rate[MAX_REPS];
+    stream_pass(0, s->a, s->b, s->c, s->n, threads);
+    for (int r = 0; r < reps; r++)
+        rate[r] = moved / stream_pass(0, s->a, s->b, s->c, s->n, threads) * 1e-9;
+    *read_gbs = attn_median(rate, reps);
+    stream_pass(1, s->a, s->b, s->c, s->n, threads);
+    for (int r = 0; r < reps; r++)
+        rate[r] = moved / stream_pass(1, s->a, s->b, s->c, s->n, threads) * 1e-9;
+    *triad_gbs = attn_median(rate, reps);
+}
+
+int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
+                                double *triad_gbs)
+{
+    stream_arrays s;
+    if (stream_alloc(&s, bytes) != 0)
+        return -1;
+    stream_touch(&s, threads);
+    stream_measure(&s, threads, reps, read_gbs, triad_gbs);
+    stream_free(&s);
+    return 0;
+}
+
+int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
+{
+    stream_arrays arrays;
+    if (o->bandwidth) {
+        if (stream_alloc(&arrays, o->bw_array_bytes) != 0) {
+            fprintf(stderr, "peak: cannot allocate 3 arrays of %zu bytes for bandwidth\n",
+                    o->bw_array_bytes);
+            return -1;
+        }
+        int most = pk->n_threads ? pk->threads[pk->n_threads - 1] : 1;
+        stream_touch(&arrays, most);
+    }
+    for (int ti = 0; ti < pk->n_threads; ti++) {
+        int t = pk->threads[ti];
+        for (int i = 0; o->fma && i < ATTN_ISA_COUNT; i++) {
+            char why[128];
+            if (!attn_isa_available((attn_isa)i, why, sizeof why)) {
+                if (log && ti == 0)
+                    fprintf(log, "SKIP fma %s: %s\n", attn_isa_name((attn_isa)i), why);
+                continue;
+            }
+            pk->fma_gflops[i][ti] =
+                attn_peak_measure_fma((attn_isa)i, t, o->repetitions, o->seconds);
+            if (log)
+                fprintf(log, "fma %-7s threads=%-3d %9.1f GFLOP/s\n", attn_isa_name((attn_isa)i), t,
+                        pk->fma_gflops[i][ti]);
+        }
+        for (int e = 0; o->exp && e < ATTN_EXP_COUNT; e++) {
+            char why[128];
+            if (!attn_exp_available((attn_exp_kind)e, why, sizeof why)) {
+                if (log && ti == 0)
+                    fprintf(log, "SKIP exp %s: %s\n", attn_exp_name((attn_exp_kind)e), why);
+                continue;
+            }
+            pk->exp_gelem_per_s[e][ti] =
+                attn_peak_measure_exp((attn_exp_kind)e, t, o->repetitions, o->seconds);
+            if (log)
+                fprintf(log, "exp %-7s threads=%-3d %9.3f Gelem/s\n",
+                        attn_exp_name((attn_exp_kind)e), t, pk->exp_gelem_per_s[e][ti]);
+        }
+        if (o->bandwidth) {
+            stream_measure(&arrays, t, o->repetitions, &pk->read_gbytes_per_s[ti],
+                           &pk->triad_gbytes_per_s[ti]);
+            if (log)
+                fprintf(log, "bandwidth threads=%-3d read %7.1f GB/s  triad %7.1f GB/s\n", t,
+                        pk->read_gbytes_per_s[ti], pk->triad_gbytes_per_s[ti]);
+        }
+        if (log)
+            fflush(log);
+    }
+    if (o->bandwidth)
+        stream_free(&arrays);
+    return 0;
+}
+
+double attn_peak_fma_for(const attn_peak *pk, int threads)
+{
+    int ti = attn_peak_index(pk, threads);
+    if (ti < 0)
+        return NAN;
+    for (int i = ATTN_ISA_COUNT - 1; i >= 0; i--)
+        if (attn_isa_available((attn_isa)i, NULL, 0) && isfinite(pk->fma_gflops[i][ti]))
+            return pk->fma_gflops[i][ti];
+    return NAN;
+}
+
+double attn_peak_read_for(const attn_peak *pk, int threads)
+{
+    int ti = attn_peak_index(pk, threads);
+    return ti < 0 ? NAN : pk->read_gbytes_per_s[ti];
+}
+
+const char *attn_peak_best_isa(const attn_peak *pk)
+{
+    for (int i = ATTN_ISA_COUNT - 1; i >= 0; i--) {
+        if (!attn_isa_available((attn_isa)i, NULL, 0))
+            continue;
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            if (isfinite(pk->fma_gflops[i][ti]))
+                return attn_isa_name((attn_isa)i);
+    }
+    return "none";
+}
+
+static void print_cell(FILE *f, double x, const char *fmt)
+{
+    if (isfinite(x))
+        fprintf(f, fmt, x);
+    else
+        fprintf(f, "%12s", "-");
+}
+
+void attn_peak_print(FILE *f, const attn_peak *pk)
+{
+    fprintf(f, "%-26s", "threads");
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        fprintf(f, "%12d", pk->threads[ti]);
+    fprintf(f, "\n");
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "fma %s GFLOP/s", attn_isa_name((attn_isa)i));
+        fprintf(f, "%-26s", label);
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, pk->fma_gflops[i][ti], "%12.1f");
+        char why[128] = "";
+        if (!attn_isa_available((attn_isa)i, why, sizeof why))
+            fprintf(f, "  (%s)", why);
+        fprintf(f, "\n");
+    }
+    for (int e = 0; e < ATTN_EXP_COUNT; e++) {
+        char label[64];
+        snprintf(label, sizeof label, "exp %s Gelem/s", attn_exp_name((attn_exp_kind)e));
+        fprintf(f, "%-26s", label);
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, pk->exp_gelem_per_s[e][ti], "%12.3f");
+        char why[128] = "";
+        if (!attn_exp_available((attn_exp_kind)e, why, sizeof why))
+            fprintf(f, "  (%s)", why);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%-26s", "read GB/s");
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        print_cell(f, pk->read_gbytes_per_s[ti], "%12.1f");
+    fprintf(f, "\n%-26s", "triad GB/s");
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        print_cell(f, pk->triad_gbytes_per_s[ti], "%12.1f");
+    fprintf(f, "\n");
+}

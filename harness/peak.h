@@ -1,0 +1,91 @@
+/* The machine's roofline, measured in this run: fp32 FMA peak per ISA,
+ * exp throughput, and STREAM-style read and triad bandwidth, each at a set
+ * of thread counts, as medians of several repetitions. Every benchmark row
+ * is stated as a fraction of the limit that applies: FMA peak for prefill,
+ * read bandwidth for decode. Also written to and read back from JSON (the
+ * `peak` object of docs/results-format.md). */
+#ifndef ATTN_PEAK_H
+#define ATTN_PEAK_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum attn_isa { ATTN_ISA_SCALAR, ATTN_ISA_AVX2, ATTN_ISA_AVX512, ATTN_ISA_COUNT } attn_isa;
+
+/* The exp implementations the variants use: glibc's expf (naive, blas) and
+ * the SIMD exps of impls/simd_avx2.h and impls/simd_avx512.h. */
+typedef enum attn_exp_kind {
+    ATTN_EXP_LIBM,
+    ATTN_EXP_AVX2,
+    ATTN_EXP_AVX512,
+    ATTN_EXP_COUNT
+} attn_exp_kind;
+
+enum { ATTN_PEAK_MAX_THREAD_COUNTS = 16 };
+
+typedef struct attn_peak {
+    int n_threads;
+    int threads[ATTN_PEAK_MAX_THREAD_COUNTS]; /* ascending */
+    /* NaN where not measured (ISA missing, not asked for). */
+    double fma_gflops[ATTN_ISA_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    double exp_gelem_per_s[ATTN_EXP_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    double read_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
+    double triad_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
+} attn_peak;
+
+typedef struct attn_peak_opts {
+    int fma, exp, bandwidth; /* which groups to measure */
+    int repetitions;         /* per figure; the median is kept */
+    double seconds;          /* target length of one FMA / exp repetition */
+    size_t bw_array_bytes;   /* bytes per array; triad uses 3, read reads all 3 */
+} attn_peak_opts;
+
+/* Default: everything, 5 repetitions, 0.05 s each, 512 MiB arrays. */
+attn_peak_opts attn_peak_default_opts(void);
+enum { ATTN_PEAK_DEFAULT_BW_MIB = 512 };
+
+const char *attn_isa_name(attn_isa isa);
+const char *attn_exp_name(attn_exp_kind kind);
+/* 1 when this CPU (after ATTN_CPU_MASK) runs the ISA's kernel; otherwise 0
+ * and `why` names the missing features ("needs avx512f"). */
+int attn_isa_available(attn_isa isa, char *why, size_t cap);
+/* Same for an exp kind (the features of the variant it belongs to). */
+int attn_exp_available(attn_exp_kind kind, char *why, size_t cap);
+
+/* Empty: no thread counts, every figure NaN. */
+void attn_peak_init(attn_peak *pk);
+/* Adds a thread count (kept sorted, no duplicates). -1 when full. */
+int attn_peak_add_threads(attn_peak *pk, int threads);
+/* Index of a thread count, -1 when absent. */
+int attn_peak_index(const attn_peak *pk, int threads);
+
+/* Measures what `o` asks for at every thread count of `pk`. `log` (may be
+ * NULL) receives one line per figure as it is measured. Returns 0, or -1
+ * when the bandwidth arrays cannot be allocated (message on stderr). */
+int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log);
+
+/* Single measurements (medians over `reps`). */
+double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds);
+double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double seconds);
+/* Read and triad GB/s over arrays of `bytes` each; -1 on allocation failure. */
+int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
+                                double *triad_gbs);
+
+/* The FMA peak of the best ISA this CPU runs, and the read bandwidth, at a
+ * thread count; NaN when that count was not measured. */
+double attn_peak_fma_for(const attn_peak *pk, int threads);
+double attn_peak_read_for(const attn_peak *pk, int threads);
+/* Name of the best ISA the CPU runs that has a figure. */
+const char *attn_peak_best_isa(const attn_peak *pk);
+
+/* The table `attnbench peak` prints. */
+void attn_peak_print(FILE *f, const attn_peak *pk);
+
+/* JSON: the `peak` object of the sidecar format, written at `indent`
+ * spaces (no trailing newline). */
+void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent);
+/* Reads a file written by `attnbench peak --out` or a matrix .meta.json
+ * (its "peak" member) into `pk`. Returns 0, or -1 with `err` set. */
+int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,340 @@
+/* The `peak` object of docs/results-format.md, written and read back:
+ *   {"fma_gflops": {"scalar": {"1": 9.8, "2": 19.5}, ...},
+ *    "exp_gelem_per_s": {"expf": {"1": 0.4}, ...},
+ *    "read_gbytes_per_s": {"1": 20.1, "2": 30.2},
+ *    "triad_gbytes_per_s": {"1": 15.0, "2": 22.0}}
+ * The reader is a small recursive-descent JSON parser that hands every
+ * number to a visitor with its path of keys; it accepts the object at the
+ * top level or as the "peak" member of a sidecar .meta.json. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peak.h"
+
+static void write_thread_map(FILE *f, const attn_peak *pk, const double *x)
+{
+    fprintf(f, "{");
+    int first = 1;
+    for (int ti = 0; ti < pk->n_threads; ti++) {
+        if (!isfinite(x[ti]))
+            continue;
+        fprintf(f, "%s\"%d\": %.6g", first ? "" : ", ", pk->threads[ti], x[ti]);
+        first = 0;
+    }
+    fprintf(f, "}");
+}
+
+static int any_finite(const attn_peak *pk, const double *x)
+{
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        if (isfinite(x[ti]))
+            return 1;
+    return 0;
+}
+
+void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
+{
+    const int in = indent + 2;
+    fprintf(f, "{\n%*s\"fma_gflops\": {", in, "");
+    int first = 1;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        if (!any_finite(pk, pk->fma_gflops[i]))
+            continue;
+        fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_isa_name((attn_isa)i));
+        write_thread_map(f, pk, pk->fma_gflops[i]);
+        first = 0;
+    }
+    fprintf(f, "},\n%*s\"exp_gelem_per_s\": {", in, "");
+    first = 1;
+    for (int e = 0; e < ATTN_EXP_COUNT; e++) {
+        if (!any_finite(pk, pk->exp_gelem_per_s[e]))
+            continue;
+        fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_exp_name((attn_exp_kind)e));
+        write_thread_map(f, pk, pk->exp_gelem_per_s[e]);
+        first = 0;
+    }
+    fprintf(f, "},\n%*s\"read_gbytes_per_s\": ", in, "");
+    write_thread_map(f, pk, pk->read_gbytes_per_s);
+    fprintf(f, ",\n%*s\"triad_gbytes_per_s\": ", in, "");
+    write_thread_map(f, pk, pk->triad_gbytes_per_s);
+    fprintf(f, "\n%*s}", indent, "");
+}
+
+/* ---- reading ---- */
+
+enum { MAX_DEPTH = 8, MAX_KEY = 64 };
+
+typedef struct json_parser {
+    const char *start, *p, *end;
+    char path[MAX_DEPTH][MAX_KEY];
+    int depth;
+    attn_peak *pk;
+    const char *prefix; /* "" or "peak": where the peak object sits */
+    int found;          /* numbers taken */
+    char *err;
+    size_t cap;
+    int failed;
+} json_parser;
+
+static void fail(json_parser *j, const char *what)
+{
+    if (!j->failed && j->err)
+        snprintf(j->err, j->cap, "%s at byte %ld", what, (long)(j->p - j->start));
+    j->failed = 1;
+}
+
+static void skip_ws(json_parser *j)
+{
+    while (j->p < j->end && isspace((unsigned char)*j->p))
+        j->p++;
+}
+
+static int parse_string(json_parser *j, char *out, size_t cap)
+{
+    if (j->p >= j->end || *j->p != '"') {
+        fail(j, "expected a string");
+        return -1;
+    }
+    j->p++;
+    size_t n = 0;
+    while (j->p < j->end && *j->p != '"') {
+        char c = *j->p++;
+        if (c == '\\' && j->p < j->end) {
+            c = *j->p++;
+            if (c == 'u') { /* keys we care about are ASCII: keep a placeholder */
+                j->p += 4;
+                c = '?';
+            }
+        }
+        if (n + 1 < cap)
+            out[n++] = c;
+    }
+    if (j->p >= j->end) {
+        fail(j, "unterminated string");
+        return -1;
+    }
+    j->p++;
+    if (cap)
+        out[n] = '\0';
+    return 0;
+}
+
+static int thread_key(const char *s)
+{
+    char *end;
+    long t = strtol(s, &end, 10);
+    return *s && !*end && t >= 1 && t <= 1 << 20 ? (int)t : -1;
+}
+
+/* A number at the current path: keep it if the path names a peak figure. */
+static void take_number(json_parser *j, double x)
+{
+    int base = j->prefix[0] ? 1 : 0;
+    if (base && (j->depth < 1 || strcmp(j->path[0], j->prefix) != 0))
+        return;
+    int n = j->depth - base;
+    const char *k[MAX_DEPTH] = {0};
+    for (int i = 0; i < n; i++)
+        k[i] = j->path[base + i];
+    int threads = n >= 2 ? thread_key(k[n - 1]) : -1;
+    if (threads < 0)
+        return;
+    if (n == 3 && strcmp(k[0], "fma_gflops") == 0) {
+        for (int i = 0; i < ATTN_ISA_COUNT; i++)
+            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
+                int ti = attn_peak_add_threads(j->pk, threads);
+                if (ti >= 0)
+                    j->pk->fma_gflops[i][ti] = x, j->found++;
+            }
+    } else if (n == 3 && strcmp(k[0], "exp_gelem_per_s") == 0) {
+        for (int e = 0; e < ATTN_EXP_COUNT; e++)
+            if (strcmp(k[1], attn_exp_name((attn_exp_kind)e)) == 0) {
+                int ti = attn_peak_add_threads(j->pk, threads);
+                if (ti >= 0)
+                    j->pk->exp_gelem_per_s[e][ti] = x, j->found++;
+            }
+    } else if (n == 2 && (strcmp(k[0], "read_gbytes_per_s") == 0 ||
+                          strcmp(k[0], "triad_gbytes_per_s") == 0)) {
+        int ti = attn_peak_add_threads(j->pk, threads);
+        if (ti >= 0) {
+            if (k[0][0] == 'r')
+                j->pk->read_gbytes_per_s[ti] = x;
+            else
+                j->pk->triad_gbytes_per_s[ti] = x;
+            j->found++;
+        }
+    }
+}
+
+static void parse_value(json_parser *j);
+
+static void parse_object(json_parser *j)
+{
+    j->p++; /* '{' */
+    skip_ws(j);
+    if (j->p < j->end && *j->p == '}') {
+        j->p++;
+        return;
+    }
+    while (!j->failed) {
+        skip_ws(j);
+        char key[MAX_KEY];
+        if (parse_string(j, key, sizeof key) != 0)
+            return;
+        skip_ws(j);
+        if (j->p >= j->end || *j->p != ':') {
+            fail(j, "expected ':'");
+            return;
+        }
+        j->p++;
+        if (j->depth >= MAX_DEPTH) {
+            fail(j, "nested too deeply");
+            return;
+        }
+        snprintf(j->path[j->depth++], MAX_KEY, "%s", key);
+        parse_value(j);
+        j->depth--;
+        skip_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == '}') {
+            j->p++;
+            return;
+        }
+        fail(j, "expected ',' or '}'");
+    }
+}
+
+static void parse_array(json_parser *j)
+{
+    j->p++; /* '[' */
+    skip_ws(j);
+    if (j->p < j->end && *j->p == ']') {
+        j->p++;
+        return;
+    }
+    while (!j->failed) {
+        if (j->depth >= MAX_DEPTH) {
+            fail(j, "nested too deeply");
+            return;
+        }
+        snprintf(j->path[j->depth++], MAX_KEY, "[]");
+        parse_value(j);
+        j->depth--;
+        skip_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == ']') {
+            j->p++;
+            return;
+        }
+        fail(j, "expected ',' or ']'");
+    }
+}
+
+static void parse_value(json_parser *j)
+{
+    skip_ws(j);
+    if (j->p >= j->end) {
+        fail(j, "unexpected end of file");
+        return;
+    }
+    char c = *j->p;
+    if (c == '{') {
+        parse_object(j);
+    } else if (c == '[') {
+        parse_array(j);
+    } else if (c == '"') {
+        char ignored[8];
+        parse_string(j, ignored, sizeof ignored);
+    } else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0) {
+        j->p += 4;
+    } else if (strncmp(j->p, "false", 5) == 0) {
+        j->p += 5;
+    } else {
+        char *end;
+        double x = strtod(j->p, &end);
+        if (end == j->p) {
+            fail(j, "unexpected character");
+            return;
+        }
+        j->p = end;
+        take_number(j, x);
+    }
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *bigger = realloc(buf, 2 * cap + 1);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap)
+{
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    if (cap)
+        err[0] = '\0';
+    if (!text) {
+        snprintf(err, cap, "cannot read '%s'", path);
+        return -1;
+    }
+    attn_peak_init(pk);
+    /* A sidecar has the figures under "peak"; a `peak --out` file at the top. */
+    const char *prefixes[] = {"peak", ""};
+    int rc = -1;
+    for (int i = 0; i < 2 && rc != 0; i++) {
+        json_parser j = {.start = text,
+                         .p = text,
+                         .end = text + len,
+                         .pk = pk,
+                         .prefix = prefixes[i],
+                         .err = err,
+                         .cap = cap};
+        attn_peak_init(pk);
+        parse_value(&j);
+        skip_ws(&j);
+        if (!j.failed && j.p != j.end)
+            fail(&j, "trailing characters");
+        if (j.failed) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", err);
+            snprintf(err, cap, "'%s' is not valid JSON: %s", path, msg);
+            break;
+        }
+        if (j.found > 0)
+            rc = 0;
+    }
+    if (rc != 0 && err[0] == '\0')
+        snprintf(err, cap, "'%s' has no peak figures (fma_gflops, read_gbytes_per_s, ...)", path);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,248 @@
+#include "perf_cases.h"
+
+#include <string.h>
+
+#include "variant.h"
+
+/* The fused (single-pass, online-softmax) variants and the BLAS baseline:
+ * issue 6's targets compare the best of the first four with blas. */
+static const char *const target_variants[] = {"avx512", "xsmm", "avx2", "stream", "blas", NULL};
+
+static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
+    [PERF_QUICK] = {"quick",
+                    "n 128..2048, d 64/128, heads 8, causal on/off, decode; 1 and all threads",
+                    NULL, 3, 0.1, 1.0},
+    [PERF_FULL] = {"full",
+                   "n 128..16384, d 64/80/128, heads 1/8/32, GQA 32/8, MQA 32/1, causal on/off, "
+                   "decode to 32768; threads 1..all",
+                   NULL, 5, 0.5, 30.0},
+    [PERF_DECODE] = {"decode", "n_q 1 and 4 against KV caches of 256..32768; 1 and all threads",
+                     NULL, 5, 0.2, 10.0},
+    [PERF_SCALING] = {"scaling", "every thread count 1..all on prefill and decode shapes", NULL, 5,
+                      0.3, 10.0},
+    [PERF_TARGETS] = {"perf-targets",
+                      "issue 6's rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
+                      "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128",
+                      target_variants, 5, 0.5, 10.0},
+    [PERF_TEST] = {"test", "tiny shapes for ctest (seconds)", NULL, 2, 0.002, 1.0},
+};
+
+int attn_perf_preset_parse(const char *name)
+{
+    for (int i = 0; name && i < PERF_PRESET_COUNT; i++)
+        if (strcmp(name, presets[i].name) == 0)
+            return i;
+    return -1;
+}
+
+const attn_perf_preset_info *attn_perf_preset_get(attn_perf_preset p)
+{
+    return p >= 0 && p < PERF_PRESET_COUNT ? &presets[p] : NULL;
+}
+
+const char *attn_perf_preset_names(void)
+{
+    return "quick|full|decode|scaling|perf-targets|test";
+}
+
+/* Which thread counts a row of a preset runs at. */
+typedef enum thread_set {
+    T_ONE,         /* 1 */
+    T_ALL,         /* all */
+    T_ONE_AND_ALL, /* 1 and all */
+    T_LADDER,      /* 1, 2, 4, ... and all */
+    T_EVERY,       /* 1, 2, 3, ... all (powers of two past 16) */
+} thread_set;
+
+typedef struct case_builder {
+    int all;
+    const int *threads; /* override */
+    int n_threads;
+    attn_perf_case *out;
+    int cap, n;
+} case_builder;
+
+static void push_one(case_builder *b, const attn_shape *s, int threads)
+{
+    if (b->n < b->cap)
+        b->out[b->n] = (attn_perf_case){*s, threads};
+    b->n++;
+}
+
+static void push(case_builder *b, attn_shape s, thread_set set)
+{
+    if (b->n_threads > 0) {
+        for (int i = 0; i < b->n_threads; i++)
+            push_one(b, &s, b->threads[i]);
+        return;
+    }
+    const int all = b->all;
+    switch (set) {
+    case T_ONE:
+        push_one(b, &s, 1);
+        break;
+    case T_ALL:
+        push_one(b, &s, all);
+        break;
+    case T_ONE_AND_ALL:
+        push_one(b, &s, 1);
+        if (all > 1)
+            push_one(b, &s, all);
+        break;
+    case T_LADDER:
+        for (int t = 1; t < all; t *= 2)
+            push_one(b, &s, t);
+        push_one(b, &s, all);
+        break;
+    case T_EVERY:
+        for (int t = 1; t < all; t = t < 16 ? t + 1 : t * 2)
+            push_one(b, &s, t);
+        push_one(b, &s, all);
+        break;
+    }
+}
+
+static attn_shape mha(int32_t heads, int32_t n, int32_t d, int32_t causal)
+{
+    return (attn_shape){1, heads, heads, n, n, d, d, causal, 0.0f};
+}
+
+static attn_shape grouped(int32_t hq, int32_t hkv, int32_t n_q, int32_t n_kv, int32_t d,
+                          int32_t causal)
+{
+    return (attn_shape){1, hq, hkv, n_q, n_kv, d, d, causal, 0.0f};
+}
+
+static void quick(case_builder *b)
+{
+    const int32_t ns[] = {128, 512, 2048}, ds[] = {64, 128};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++)
+            for (int32_t causal = 0; causal <= 1; causal++)
+                push(b, mha(8, ns[i], ds[j], causal), T_ONE_AND_ALL);
+    push(b, grouped(32, 8, 1, 4096, 128, 0), T_ONE_AND_ALL);
+}
+
+static void full(case_builder *b)
+{
+    const int32_t ds[] = {64, 80, 128};
+    /* Multi-head attention at 1 and 8 heads over the whole n range ... */
+    for (int32_t n = 128; n <= 16384; n *= 2)
+        for (int j = 0; j < 3; j++)
+            for (int32_t heads = 1; heads <= 8; heads *= 8)
+                for (int32_t causal = 0; causal <= 1; causal++)
+                    push(b, mha(heads, n, ds[j], causal), T_LADDER);
+    /* ... at 32 heads every fourth n (n = 16384 x 32 heads is ~4 TFLOP a call) ... */
+    for (int32_t n = 128; n <= 8192; n *= 4)
+        for (int j = 0; j < 3; j++)
+            for (int32_t causal = 0; causal <= 1; causal++)
+                push(b, mha(32, n, ds[j], causal), T_LADDER);
+    /* ... GQA 32/8 and MQA 32/1 ... */
+    const int32_t kv_heads[] = {8, 1};
+    for (int g = 0; g < 2; g++)
+        for (int32_t n = 512; n <= 8192; n *= 4)
+            for (int j = 0; j < 3; j += 2)
+                for (int32_t causal = 0; causal <= 1; causal++)
+                    push(b, grouped(32, kv_heads[g], n, n, ds[j], causal), T_LADDER);
+    /* ... and decode: one query row per head against the KV cache. */
+    const int32_t decode_kv[] = {32, 8, 1};
+    for (int32_t n_kv = 512; n_kv <= 32768; n_kv *= 4)
+        for (int g = 0; g < 3; g++)
+            for (int j = 0; j < 3; j += 2)
+                push(b, grouped(32, decode_kv[g], 1, n_kv, ds[j], 0), T_LADDER);
+}
+
+static void decode(case_builder *b)
+{
+    const int32_t hkv[] = {32, 8, 1};
+    for (int32_t n_kv = 256; n_kv <= 32768; n_kv *= 4) {
+        for (int g = 0; g < 3; g++)
+            for (int32_t d = 64; d <= 128; d *= 2)
+                push(b, grouped(32, hkv[g], 1, n_kv, d, 0), T_ONE_AND_ALL);
+        push(b, grouped(8, 8, 1, n_kv, 128, 0), T_ONE_AND_ALL);
+    }
+    push(b, grouped(32, 8, 1, 32768, 128, 0), T_ONE_AND_ALL);
+    /* A few query rows at once (speculative decoding, small chunks): still
+     * memory-bound, causal with the rows at the end of the cache. */
+    push(b, grouped(32, 8, 4, 4096, 128, 1), T_ONE_AND_ALL);
+    push(b, grouped(32, 8, 4, 32768, 128, 1), T_ONE_AND_ALL);
+}
+
+static void scaling(case_builder *b)
+{
+    push(b, mha(8, 2048, 128, 0), T_EVERY);
+    push(b, mha(8, 2048, 128, 1), T_EVERY);
+    push(b, mha(8, 4096, 64, 0), T_EVERY);
+    push(b, grouped(32, 8, 1, 32768, 128, 0), T_EVERY);
+}
+
+static void targets(case_builder *b)
+{
+    for (int32_t d = 128; d >= 64; d /= 2) {
+        push(b, mha(8, 4096, d, 0), T_ALL);
+        push(b, mha(8, 4096, d, 1), T_ALL);
+        push(b, mha(8, 4096, d, 0), T_ONE);
+    }
+    push(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL);
+}
+
+static void test(case_builder *b)
+{
+    push(b, mha(2, 64, 32, 0), T_ONE_AND_ALL);
+    push(b, mha(2, 64, 32, 1), T_ONE_AND_ALL);
+    push(b, grouped(4, 2, 1, 256, 32, 0), T_ONE_AND_ALL);
+}
+
+int attn_perf_case_list(attn_perf_preset p, int all, const int *threads, int n_threads,
+                        attn_perf_case *out, int cap)
+{
+    case_builder b = {all < 1 ? 1 : all, threads, n_threads, out, cap, 0};
+    switch (p) {
+    case PERF_QUICK:
+        quick(&b);
+        break;
+    case PERF_FULL:
+        full(&b);
+        break;
+    case PERF_DECODE:
+        decode(&b);
+        break;
+    case PERF_SCALING:
+        scaling(&b);
+        break;
+    case PERF_TARGETS:
+        targets(&b);
+        break;
+    case PERF_TEST:
+        test(&b);
+        break;
+    case PERF_PRESET_COUNT:
+        break;
+    }
+    return b.n;
+}
+
+double attn_perf_flops(const attn_shape *s)
+{
+    double rows_keys = 0; /* sum over query rows of the keys each sees */
+    if (!s->causal) {
+        rows_keys = (double)s->n_q * s->n_kv;
+    } else {
+        for (int32_t i = 0; i < s->n_q; i++)
+            rows_keys += attn_keys_seen(s, i);
+    }
+    return 2.0 * (s->d_k + s->d_v) * rows_keys * s->heads_q * s->batch;
+}
+
+double attn_perf_bytes(const attn_shape *s)
+{
+    double q = (double)s->batch * s->heads_q * s->n_q * s->d_k;
+    double kv = (double)s->batch * s->heads_kv * s->n_kv * (s->d_k + s->d_v);
+    double o = (double)s->batch * s->heads_q * s->n_q * s->d_v;
+    return sizeof(float) * (q + kv + o);
+}
+
+int attn_perf_bandwidth_bound(const attn_shape *s)
+{
+    return s->n_q <= 16;
+}

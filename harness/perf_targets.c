@@ -1,0 +1,113 @@
+#include "perf_targets.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const fused[] = {"avx512", "xsmm", "avx2", "stream"};
+enum { N_FUSED = 4 };
+
+static int is_fused(const char *variant)
+{
+    for (int i = 0; i < N_FUSED; i++)
+        if (strcmp(variant, fused[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The usable row of `variant` ("*fused" for the fastest fused one) on the
+ * prefill/decode shape at `threads`; NULL when there is none. */
+static const attn_result_row *find(const attn_result_row *rows, int n, const char *variant,
+                                   int heads_q, int heads_kv, int n_q, int n_kv, int d, int causal,
+                                   int threads)
+{
+    const attn_result_row *best = NULL;
+    int any_fused = strcmp(variant, "*fused") == 0;
+    for (int i = 0; i < n; i++) {
+        const attn_result_row *r = &rows[i];
+        const attn_shape *s = &r->shape;
+        if (strcmp(r->status, "ok") != 0 || !isfinite(r->time_ns_median) || r->threads != threads ||
+            s->batch != 1 || s->heads_q != heads_q || s->heads_kv != heads_kv || s->n_q != n_q ||
+            s->n_kv != n_kv || s->d_k != d || s->d_v != d || s->causal != causal)
+            continue;
+        if (any_fused ? !is_fused(r->variant) : strcmp(r->variant, variant) != 0)
+            continue;
+        if (!best || r->time_ns_median < best->time_ns_median)
+            best = r;
+    }
+    return best;
+}
+
+typedef struct tally {
+    FILE *f;
+    int met, evaluated;
+} tally;
+
+static void verdict(tally *t, int ok, int have, const char *what, const char *achieved,
+                    const char *target)
+{
+    const char *mark = !have ? "-" : ok ? "\u2713" : "\u2717";
+    fprintf(t->f, "  %s %-44s %-34s %s\n", mark, what, have ? achieved : "not measured", target);
+    if (have) {
+        t->evaluated++;
+        t->met += ok;
+    }
+}
+
+static void pct_target(tally *t, const attn_result_row *rows, int n, const char *what, int heads_q,
+                       int heads_kv, int n_q, int d, int threads, double want, const char *unit)
+{
+    const attn_result_row *r =
+        find(rows, n, "*fused", heads_q, heads_kv, n_q, n_q == 1 ? 32768 : n_q, d, 0, threads);
+    char achieved[96] = "", target[64];
+    int have = r && isfinite(r->pct_peak);
+    if (have)
+        snprintf(achieved, sizeof achieved, "%.1f%% of %s (%s)", r->pct_peak, unit, r->variant);
+    snprintf(target, sizeof target, "target >= %.0f%%", want);
+    verdict(t, have && r->pct_peak >= want, have, what, achieved, target);
+}
+
+static void ratio_target(tally *t, const char *what, const attn_result_row *slow,
+                         const attn_result_row *fast, double want)
+{
+    char achieved[96] = "", target[64];
+    int have = slow && fast;
+    double ratio = have ? slow->time_ns_median / fast->time_ns_median : NAN;
+    if (have)
+        snprintf(achieved, sizeof achieved, "%.2fx (%s vs %s)", ratio, fast->variant,
+                 slow->variant);
+    snprintf(target, sizeof target, "target >= %.1fx", want);
+    verdict(t, have && ratio >= want, have, what, achieved, target);
+}
+
+int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int all, int *evaluated)
+{
+    tally t = {f, 0, 0};
+    char what[96];
+    fprintf(f, "perf-targets (issue 6), best of avx512/xsmm/avx2/stream per row:\n");
+    for (int d = 128; d >= 64; d /= 2) {
+        double want = d == 128 ? 80 : 70;
+        snprintf(what, sizeof what, "prefill n=4096 h8 d%d, %d threads", d, all);
+        pct_target(&t, rows, n, what, 8, 8, 4096, d, all, want, "FMA peak");
+    }
+    for (int d = 64; d <= 128; d *= 2) {
+        snprintf(what, sizeof what, "vs blas n=4096 h8 d%d, %d threads", d, all);
+        ratio_target(&t, what, find(rows, n, "blas", 8, 8, 4096, 4096, d, 0, all),
+                     find(rows, n, "*fused", 8, 8, 4096, 4096, d, 0, all), d == 64 ? 2.5 : 1.8);
+    }
+    for (int d = 128; d >= 64; d /= 2) {
+        snprintf(what, sizeof what, "causal vs non-causal n=4096 h8 d%d", d);
+        ratio_target(&t, what, find(rows, n, "*fused", 8, 8, 4096, 4096, d, 0, all),
+                     find(rows, n, "*fused", 8, 8, 4096, 4096, d, 1, all), 1.8);
+    }
+    snprintf(what, sizeof what, "decode 1x32768 Hq32/Hkv8 d128, %d threads", all);
+    pct_target(&t, rows, n, what, 32, 8, 1, 128, all, 80, "read bandwidth");
+    for (int d = 128; d >= 64; d /= 2) {
+        snprintf(what, sizeof what, "prefill n=4096 h8 d%d, 1 thread", d);
+        pct_target(&t, rows, n, what, 8, 8, 4096, d, 1, d == 128 ? 80 : 70, "1-thread peak");
+    }
+    fprintf(f, "perf-targets: %d of %d met (%d not measured)\n", t.met, t.evaluated,
+            9 - t.evaluated);
+    if (evaluated)
+        *evaluated = t.evaluated;
+    return t.met;
+}

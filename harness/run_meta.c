@@ -1,0 +1,149 @@
+/* Writes FILE.meta.json. The build facts come from CMake as compile
+ * definitions on this file (harness/sources.cmake); library versions from
+ * the libraries actually linked where they can say so at run time. */
+#include "run_meta.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu_features.h"
+#include "machine.h"
+#include "variant.h"
+
+#if defined(__has_include)
+#if __has_include(<libxsmm_version.h>)
+#include <libxsmm_version.h>
+#endif
+#endif
+
+#ifndef ATTN_COMPILER
+#define ATTN_COMPILER "unknown"
+#endif
+#ifndef ATTN_C_FLAGS
+#define ATTN_C_FLAGS ""
+#endif
+#ifndef ATTN_BUILD_TYPE
+#define ATTN_BUILD_TYPE ""
+#endif
+#ifndef ATTN_BENCHMARK_VERSION
+#define ATTN_BENCHMARK_VERSION ""
+#endif
+
+/* OpenBLAS, when a variant linked it in: a weak reference, NULL otherwise,
+ * so the harness needs no BLAS of its own. */
+char *openblas_get_config(void) __attribute__((weak));
+
+const char *attn_meta_compiler(void)
+{
+    return ATTN_COMPILER;
+}
+
+void attn_meta_path(const char *csv_path, char *out, size_t cap)
+{
+    size_t len = strlen(csv_path);
+    if (len >= 4 && strcmp(csv_path + len - 4, ".csv") == 0)
+        len -= 4;
+    snprintf(out, cap, "%.*s.meta.json", (int)len, csv_path);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_libraries(FILE *f)
+{
+    fprintf(f, "  \"libraries\": {");
+    const char *sep = "";
+    if (openblas_get_config) {
+        const char *config = openblas_get_config();
+        char version[32] = "";
+        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64" */
+        if (config && sscanf(config, "OpenBLAS %31s", version) == 1) {
+            fprintf(f, "\"openblas\": ");
+            json_string(f, version);
+            fprintf(f, ", \"openblas_config\": ");
+            json_string(f, config);
+            sep = ", ";
+        }
+    }
+#ifdef LIBXSMM_CONFIG_VERSION
+    if (attn_find_variant("xsmm")) {
+        fprintf(f, "%s\"libxsmm\": ", sep);
+        json_string(f, LIBXSMM_CONFIG_VERSION);
+        sep = ", ";
+    }
+#endif
+    fprintf(f, "%s\"benchmark\": ", sep);
+    json_string(f, ATTN_BENCHMARK_VERSION);
+    fprintf(f, "},\n");
+}
+
+int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, char *err,
+                    size_t cap)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    attn_machine m;
+    attn_machine_read(&m);
+    const attn_cpu_info *cpu = attn_cpu();
+    char detected[256], used[256], date[32];
+    attn_cpu_format(cpu->detected, detected, sizeof detected);
+    attn_cpu_format(cpu->features, used, sizeof used);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const char *mask = getenv("ATTN_CPU_MASK");
+
+    fprintf(f, "{\n  \"cpu_model\": ");
+    json_string(f, m.model);
+    fprintf(f, ", \"cpu_slug\": ");
+    json_string(f, m.slug);
+    fprintf(f, ",\n  \"features_detected\": ");
+    json_string(f, detected);
+    fprintf(f, ", \"features_used\": ");
+    json_string(f, used);
+    fprintf(f, ", \"cpu_mask\": ");
+    json_string(f, mask ? mask : "");
+    fprintf(f, ",\n  \"cores\": %d, \"threads_max\": %d,\n", m.cores, omp_get_num_procs());
+    fprintf(f, "  \"cache\": {\"l1d_bytes\": %ld, \"l2_bytes\": %ld, \"l3_bytes\": %ld},\n",
+            m.l1d_bytes, m.l2_bytes, m.l3_bytes);
+    fprintf(f, "  \"compiler\": ");
+    json_string(f, ATTN_COMPILER);
+    fprintf(f, ", \"c_flags\": ");
+    json_string(f, ATTN_C_FLAGS);
+    fprintf(f, ", \"build_type\": ");
+    json_string(f, ATTN_BUILD_TYPE);
+    fprintf(f, ",\n");
+    write_libraries(f);
+    fprintf(f, "  \"date\": ");
+    json_string(f, date);
+    fprintf(f, ", \"preset\": ");
+    json_string(f, preset);
+    fprintf(f, ",\n  \"peak\": ");
+    attn_peak_write_json(f, pk, 2);
+    fprintf(f, "\n}\n");
+    if (fclose(f) != 0) {
+        snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,21 @@
+/* The sidecar FILE.meta.json of a results CSV (docs/results-format.md):
+ * the machine, the build, library versions, the date, the preset and the
+ * peak figures the rows' pct_peak is relative to. */
+#ifndef ATTN_RUN_META_H
+#define ATTN_RUN_META_H
+
+#include <stddef.h>
+
+#include "peak.h"
+
+/* FILE.csv -> FILE.meta.json (any other name gets .meta.json appended). */
+void attn_meta_path(const char *csv_path, char *out, size_t cap);
+
+/* Writes the sidecar. Returns 0, or -1 with `err` naming the path. */
+int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, char *err,
+                    size_t cap);
+
+/* "GNU 12.2.0" etc., for reports. */
+const char *attn_meta_compiler(void);
+
+#endif

@@ -1,0 +1,238 @@
+/* blas — the peer a user would write with NumPy or a BLAS: per head,
+ *   S = scale · Q·Kᵀ          (cblas_sgemm, the scale folded into alpha)
+ *   P = softmax(S) by row     (max, expf, sum, divide: plain C)
+ *   O = P·V                   (cblas_sgemm)
+ * with a score buffer of rows x n_kv floats (whole heads when not causal).
+ *
+ * Causal: the rows are taken in blocks of CAUSAL_ROWS; a block's S covers
+ * only the keys its last row sees (work ~halves), and the keys a row must not
+ * see are never read by the softmax. P·V cannot be one sgemm over the block:
+ * a V row the row must not see would be multiplied by p = 0, and 0·NaN is
+ * NaN. So P·V goes in slices of SLICE_ROWS rows: one sgemm over the keys the
+ * slice's first row sees, then per row one sgemv over its few extra keys.
+ *
+ * Threads (OpenBLAS is the pthread build; its threads and OpenMP's must not
+ * both fill the cores):
+ *   - enough work items (batch x heads x row blocks >= threads): OpenMP over
+ *     the items, OpenBLAS set to 1 thread for the call;
+ *   - otherwise (one long head on several cores): the items one after the
+ *     other, OpenBLAS threading each sgemm over p->threads, the softmax in
+ *     an OpenMP loop between the BLAS calls.
+ * Non-causal heads are cut into as many row blocks as there are threads when
+ * there are fewer heads than threads, so the first mode applies to nearly
+ * every shape; the second remains for the shapes that cannot be cut (n_q
+ * smaller than the thread count). Measured at 2 threads, see the report in
+ * the commit. Caveat: openblas_set_num_threads changes OpenBLAS's global
+ * setting; it is restored on return, but another thread of the program
+ * calling OpenBLAS during attn_run sees the temporary value.
+ * Results are bitwise reproducible for a fixed thread count (OpenBLAS never
+ * splits the k loop of a product across threads). */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "variant.h"
+
+enum {
+    ROW_BLOCK = 256, /* rows per S block; causal: the masked part it computes
+                        in vain is ROW_BLOCK / (2 n) of the work */
+    SLICE_ROWS = 32, /* causal P·V slice: extra keys per row < 32 go to sgemv */
+};
+
+/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
+ * K/V head are contiguous rows of Q and O and all see every key, so they
+ * become one block of `group` rows against that K/V head. */
+static attn_problem fold_decode_heads(const attn_problem *p)
+{
+    attn_problem f = *p;
+    if (p->shape.n_q == 1 && p->group > 1) {
+        f.shape.n_q = p->group;
+        f.shape.heads_q = p->shape.heads_kv;
+        f.shape.causal = 0; /* the one query row sees all n_kv keys */
+        f.group = 1;
+    }
+    return f;
+}
+
+typedef struct plan {
+    int32_t first;  /* rows before it see no key (causal, n_q > n_kv) */
+    int32_t rows;   /* rows per block */
+    int64_t blocks; /* row blocks per head */
+    int64_t items;  /* batch x heads x blocks */
+    int workers;    /* score buffers: threads when OpenMP runs the items, else 1 */
+} plan;
+
+static void make_plan(const attn_problem *p, plan *pl)
+{
+    const attn_shape *s = &p->shape;
+    int64_t heads = (int64_t)s->batch * s->heads_q;
+    pl->first = s->causal && s->n_q > s->n_kv ? s->n_q - s->n_kv : 0;
+    int32_t n = s->n_q - pl->first;
+    /* Fewer heads than threads: cut each head into enough blocks. */
+    int64_t cuts = heads >= p->threads ? 1 : (p->threads + heads - 1) / heads;
+    int64_t rows = (n + cuts - 1) / cuts;
+    pl->rows = (int32_t)(rows < ROW_BLOCK ? rows : ROW_BLOCK);
+    if (getenv("ROWS"))
+        pl->rows = atoi(getenv("ROWS")) < n ? atoi(getenv("ROWS")) : n;
+    pl->blocks = ((int64_t)n + pl->rows - 1) / pl->rows;
+    pl->items = heads * pl->blocks;
+    pl->workers = pl->items >= p->threads ? p->threads : 1;
+    if (getenv("BLAS_MODE") && getenv("BLAS_MODE")[0] == 'b')
+        pl->workers = 1;
+}
+
+int attn_blas_workspace(const attn_problem *p_in, size_t *bytes)
+{
+    attn_problem f = fold_decode_heads(p_in);
+    plan pl;
+    make_plan(&f, &pl);
+    size_t per = ((size_t)pl.rows * (size_t)f.shape.n_kv + 15) / 16 * 16;
+    if (__builtin_mul_overflow(per, (size_t)pl.workers * sizeof(float), bytes))
+        return ATTN_ENOMEM;
+    return ATTN_OK;
+}
+
+/* One row block of one head: rows i0 .. i0+nr-1, each seeing >= 1 key. */
+typedef struct block_job {
+    const attn_problem *p;
+    const float *q, *k, *v; /* Q rows from i0; the head's K and V */
+    float *o;               /* O rows from i0 */
+    int32_t i0, nr;
+} block_job;
+
+static int32_t row_seen(const block_job *jb, int32_t r)
+{
+    return attn_keys_seen(&jb->p->shape, jb->i0 + r);
+}
+
+/* The row max, in LANES independent running maxima the compiler turns into
+ * vector code (one running max is a serial chain of maxss, ~4 cycles per
+ * score). A comparison, not fmaxf: a NaN score is skipped here and reaches
+ * the sum through expf, so the row still comes out NaN. */
+enum { LANES = 16 };
+static float row_max(const float *restrict row, int32_t n)
+{
+    float lane[LANES];
+    for (int l = 0; l < LANES; l++)
+        lane[l] = -INFINITY;
+    int32_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int l = 0; l < LANES; l++)
+            lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
+    for (; j < n; j++)
+        lane[0] = row[j] > lane[0] ? row[j] : lane[0];
+    float mx = lane[0];
+    for (int l = 1; l < LANES; l++)
+        mx = lane[l] > mx ? lane[l] : mx;
+    return mx;
+}
+
+static void softmax_row(float *restrict row, int32_t n)
+{
+    float mx = row_max(row, n);
+    float sum = 0.0f;
+    for (int32_t j = 0; j < n; j++) {
+        row[j] = expf(row[j] - mx);
+        sum += row[j];
+    }
+    for (int32_t j = 0; j < n; j++)
+        row[j] = row[j] / sum;
+}
+
+static void scores(const block_job *jb, float *sc, int32_t ld)
+{
+    const attn_shape *s = &jb->p->shape;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, jb->nr, row_seen(jb, jb->nr - 1), s->d_k,
+                jb->p->scale, jb->q, s->d_k, jb->k, s->d_k, 0.0f, sc, ld);
+}
+
+static void weighted_sum(const block_job *jb, const float *sc, int32_t ld)
+{
+    const attn_shape *s = &jb->p->shape;
+    int32_t d_v = s->d_v, slice = s->causal ? SLICE_ROWS : jb->nr;
+    for (int32_t r0 = 0; r0 < jb->nr; r0 += slice) {
+        int32_t m = jb->nr - r0 < slice ? jb->nr - r0 : slice;
+        int32_t common = row_seen(jb, r0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d_v, common, 1.0f,
+                    sc + (size_t)r0 * ld, ld, jb->v, d_v, 0.0f, jb->o + (size_t)r0 * d_v, d_v);
+        for (int32_t r = r0 + 1; r < r0 + m; r++) {
+            int32_t extra = row_seen(jb, r) - common;
+            if (extra > 0)
+                cblas_sgemv(CblasRowMajor, CblasTrans, extra, d_v, 1.0f,
+                            jb->v + (size_t)common * d_v, d_v, sc + (size_t)r * ld + common, 1,
+                            1.0f, jb->o + (size_t)r * d_v, 1);
+        }
+    }
+}
+
+static block_job job_of(const attn_problem *p, const plan *pl, int64_t it)
+{
+    const attn_shape *s = &p->shape;
+    int32_t b = (int32_t)(it / pl->blocks / s->heads_q);
+    int32_t h = (int32_t)(it / pl->blocks % s->heads_q);
+    int32_t i0 = pl->first + (int32_t)(it % pl->blocks) * pl->rows;
+    block_job jb = {
+        .p = p,
+        .q = attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
+        .k = attn_k_head(p, b, h),
+        .v = attn_v_head(p, b, h),
+        .o = attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
+        .i0 = i0,
+        .nr = s->n_q - i0 < pl->rows ? s->n_q - i0 : pl->rows,
+    };
+    return jb;
+}
+
+static void zero_unseen_rows(const attn_problem *p, const plan *pl)
+{
+    const attn_shape *s = &p->shape;
+    if (pl->first == 0)
+        return;
+    for (int32_t b = 0; b < s->batch; b++)
+        for (int32_t h = 0; h < s->heads_q; h++)
+            memset(attn_o_head(p, b, h), 0, sizeof(float) * (size_t)pl->first * s->d_v);
+}
+
+int attn_blas_run(const attn_problem *p_in, void *workspace)
+{
+    attn_problem f = fold_decode_heads(p_in);
+    const attn_problem *p = &f;
+    plan pl;
+    make_plan(p, &pl);
+    int32_t ld = p->shape.n_kv;
+    size_t per = ((size_t)pl.rows * (size_t)ld + 15) / 16 * 16;
+    int saved = openblas_get_num_threads();
+    zero_unseen_rows(p, &pl);
+    if (pl.workers > 1) {
+        openblas_set_num_threads(1);
+#pragma omp parallel num_threads(p->threads)
+        {
+            float *sc = (float *)workspace + per * (size_t)omp_get_thread_num();
+            /* Round-robin: causal blocks grow in cost along the sequence. */
+#pragma omp for schedule(static, 1)
+            for (int64_t it = 0; it < pl.items; it++) {
+                block_job jb = job_of(p, &pl, it);
+                scores(&jb, sc, ld);
+                for (int32_t r = 0; r < jb.nr; r++)
+                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+                weighted_sum(&jb, sc, ld);
+            }
+        }
+    } else {
+        openblas_set_num_threads(p->threads);
+        float *sc = workspace;
+        for (int64_t it = 0; it < pl.items; it++) {
+            block_job jb = job_of(p, &pl, it);
+            scores(&jb, sc, ld);
+#pragma omp parallel for num_threads(p->threads) schedule(static)
+            for (int32_t r = 0; r < jb.nr; r++)
+                softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+            weighted_sum(&jb, sc, ld);
+        }
+    }
+    openblas_set_num_threads(saved);
+    return ATTN_OK;
+}

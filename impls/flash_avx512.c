@@ -1,0 +1,277 @@
+/* avx512 — online softmax (FlashAttention-2 forward) with AVX-512F
+ * intrinsics. The driver (flash_driver.h) makes a tile's query rows the
+ * vector lanes: queries packed transposed, qt[t][r], state m[r], l[r],
+ * acc[c][r]. Then, per key block:
+ *   scores  S[j][r] = (Σ_t qt[t][r]·k[j][t])·scale — register tile of RT keys
+ *           x NV row vectors, K rows broadcast straight from the K tensor
+ *           (no K packing: the queries were packed once per tile instead);
+ *           the causal mask (k-mask) and the block's row max of S·scale
+ *           fused into the tile's store;
+ *   softmax p = exp(S·scale - m') in place, the scale and the shift one FMA
+ *           (one rounding fewer than scaling first: the score error, which
+ *           dominates when logits are huge, is smaller than naive's on
+ *           average), row sums, alpha = exp(m - m');
+ *   P·V     acc[c][r] = acc[c][r]·alpha[r] + Σ_j p[j][r]·v[j][c] — register
+ *           tile of RC columns x NV row vectors, V broadcast from the V
+ *           tensor, alpha applied as the tile is loaded and only when some
+ *           row's max moved; in masked blocks vfmadd with a k-mask leaves the
+ *           rows that do not see key j untouched (no 0·NaN).
+ * Every reduction is vertical (over keys, per lane), so there is no
+ * horizontal add or max anywhere. Needs AVX512F only (plus FMA, which every
+ * AVX-512 CPU has and the file is compiled with). */
+#include <immintrin.h>
+#include <math.h>
+
+#include "flash_driver.h"
+#include "simd_avx512.h"
+
+/* 16 lanes; up to 4 row vectors = 64 rows per tile, so each K/V element
+ * fetched from L2/L3 feeds 64 query rows. Register tiles of 24 accumulators
+ * (of 32 zmm): RT keys x NV row vectors for Q·Kᵀ, RC columns x NV for P·V,
+ * which leaves room for the NV operand vectors; broadcasts come from memory.
+ * 64 keys per block: the block's scores, 64 x 64 floats = 16 KiB, stay in L1
+ * (48 KiB on Sapphire Rapids) through the softmax and the d_v/RC passes of
+ * P·V; the queries, d_k x 64 floats (32 KiB at d_k = 128), are reread by
+ * every key group of the Q·Kᵀ pass from L1/L2. */
+enum { LANES = 16, MAX_VECTORS = 4, KV_BLOCK = 64, MAX_RT = 8, MAX_RC = 16 };
+
+static const flash_geometry avx512_geometry = {
+    .lanes = LANES,
+    .max_rows = LANES * MAX_VECTORS,
+    .kv_block = KV_BLOCK,
+};
+
+/* Keys per Q·Kᵀ register tile; more than 8 would need more key pointers than
+ * there are general registers. */
+static inline int keys_per_tile(int nv)
+{
+    return nv == 4 ? 6 : 8;
+}
+
+/* Columns per P·V register tile: 24 accumulators, 16 for one row vector. */
+static inline int cols_per_tile(int nv)
+{
+    return nv == 4 ? 6 : nv == 3 ? 8 : nv == 2 ? 12 : 16;
+}
+
+static inline int32_t min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Lanes (rows) that see key j. */
+static inline __mmask16 sees(__m512i seen, int32_t j)
+{
+    return _mm512_cmpgt_epi32_mask(seen, _mm512_set1_epi32(j));
+}
+
+/* scores[j][r] = q_r · k_j for the block (unscaled), -inf where row r does
+ * not see key j; bmax[v] gets the block's max of score·scale per row (NaN
+ * scores skipped: VMAXPS returns its second operand when either is NaN). */
+FLASH_INLINE void block_scores(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                               const int masked, __m512 *bmax)
+{
+    const int rt = keys_per_tile(nv);
+    const int32_t rows = t->rows, d_k = t->d_k;
+    const __m512 scale = _mm512_set1_ps(t->scale);
+    __m512i seen[MAX_VECTORS];
+    for (int v = 0; v < nv; v++) {
+        seen[v] = masked ? _mm512_load_si512(t->seen + LANES * v) : _mm512_setzero_si512();
+        bmax[v] = _mm512_set1_ps(-INFINITY);
+    }
+    for (int32_t jj = 0; jj < nb; jj += rt) {
+        /* A short last group repeats its last key: reads stay inside the
+         * block, the extra results are dropped. */
+        const float *k[MAX_RT];
+        for (int i = 0; i < rt; i++)
+            k[i] = t->k + (size_t)(j0 + min32(jj + i, nb - 1)) * d_k;
+        __m512 acc[MAX_RT][MAX_VECTORS];
+        for (int i = 0; i < rt; i++)
+            for (int v = 0; v < nv; v++)
+                acc[i][v] = _mm512_setzero_ps();
+        const float *q = t->qt;
+        for (int32_t c = 0; c < d_k; c++, q += rows) {
+            __m512 qv[MAX_VECTORS];
+            for (int v = 0; v < nv; v++)
+                qv[v] = _mm512_load_ps(q + LANES * v);
+            for (int i = 0; i < rt; i++) {
+                __m512 kb = _mm512_set1_ps(k[i][c]);
+                for (int v = 0; v < nv; v++)
+                    acc[i][v] = _mm512_fmadd_ps(qv[v], kb, acc[i][v]);
+            }
+        }
+        for (int i = 0; i < rt && jj + i < nb; i++) {
+            float *s = t->scores + (size_t)(jj + i) * rows;
+            for (int v = 0; v < nv; v++) {
+                __m512 x = acc[i][v];
+                if (masked)
+                    x = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), sees(seen[v], j0 + jj + i),
+                                           x);
+                bmax[v] = _mm512_max_ps(_mm512_mul_ps(x, scale), bmax[v]);
+                _mm512_store_ps(s + LANES * v, x);
+            }
+        }
+    }
+}
+
+/* Scores to weights in place; updates m and l, sets alpha = exp(m - m').
+ * Returns nonzero when some row's max moved (alpha != 1). */
+FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, const __m512 *bmax,
+                               __m512 *alpha)
+{
+    const int32_t rows = t->rows;
+    const __m512 minus_inf = _mm512_set1_ps(-INFINITY);
+    const __m512 scale = _mm512_set1_ps(t->scale);
+    __m512 shift[MAX_VECTORS], sum[MAX_VECTORS];
+    __mmask16 moved = 0;
+    for (int v = 0; v < nv; v++) {
+        __m512 m = _mm512_load_ps(t->m + LANES * v);
+        __m512 m_new = _mm512_max_ps(bmax[v], m);
+        /* A row that has seen nothing yet shifts by 0: exp(-inf - 0) = 0. */
+        shift[v] = _mm512_mask_mov_ps(m_new, _mm512_cmp_ps_mask(m_new, minus_inf, _CMP_EQ_OQ),
+                                      _mm512_setzero_ps());
+        alpha[v] = attn_exp_avx512(_mm512_sub_ps(m, shift[v]));
+        moved |= _mm512_cmp_ps_mask(alpha[v], _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
+        _mm512_store_ps(t->m + LANES * v, m_new);
+        sum[v] = _mm512_setzero_ps();
+    }
+    float *s = t->scores;
+    for (int32_t j = 0; j < nb; j++, s += rows)
+        for (int v = 0; v < nv; v++) {
+            __m512 p =
+                attn_exp_avx512(_mm512_fmsub_ps(_mm512_load_ps(s + LANES * v), scale, shift[v]));
+            sum[v] = _mm512_add_ps(sum[v], p);
+            _mm512_store_ps(s + LANES * v, p);
+        }
+    for (int v = 0; v < nv; v++)
+        _mm512_store_ps(t->l + LANES * v,
+                        _mm512_fmadd_ps(_mm512_load_ps(t->l + LANES * v), alpha[v], sum[v]));
+    return moved != 0;
+}
+
+/* acc[c][r] for columns [c0, c0 + cols), cols <= RC: alpha, then the block's
+ * weighted V rows. With cols < RC the last column is repeated; both copies
+ * compute and store the same value. */
+FLASH_INLINE void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t c0,
+                                   const int cols, const int nv, const int masked,
+                                   const __m512 *alpha, int rescale)
+{
+    const int rc = cols_per_tile(nv);
+    const int32_t rows = t->rows, d_v = t->d_v;
+    __m512i seen[MAX_VECTORS];
+    __m512 a[MAX_RC][MAX_VECTORS];
+    for (int v = 0; v < nv; v++)
+        seen[v] = masked ? _mm512_load_si512(t->seen + LANES * v) : _mm512_setzero_si512();
+    for (int i = 0; i < rc; i++) {
+        const float *src = t->acc + (size_t)(c0 + (i < cols ? i : cols - 1)) * rows;
+        for (int v = 0; v < nv; v++) {
+            a[i][v] = _mm512_load_ps(src + LANES * v);
+            if (rescale)
+                a[i][v] = _mm512_mul_ps(a[i][v], alpha[v]);
+        }
+    }
+    const float *vr = t->v + (size_t)j0 * d_v + c0;
+    const float *p = t->scores;
+    for (int32_t j = 0; j < nb; j++, vr += d_v, p += rows) {
+        __m512 pv[MAX_VECTORS];
+        __mmask16 vis[MAX_VECTORS];
+        for (int v = 0; v < nv; v++) {
+            pv[v] = _mm512_load_ps(p + LANES * v);
+            vis[v] = masked ? sees(seen[v], j0 + j) : (__mmask16)0xffff;
+        }
+        for (int i = 0; i < rc; i++) {
+            __m512 b = _mm512_set1_ps(vr[i < cols ? i : cols - 1]);
+            for (int v = 0; v < nv; v++)
+                a[i][v] = masked ? _mm512_mask3_fmadd_ps(pv[v], b, a[i][v], vis[v])
+                                 : _mm512_fmadd_ps(pv[v], b, a[i][v]);
+        }
+    }
+    for (int i = 0; i < rc; i++) {
+        float *dst = t->acc + (size_t)(c0 + (i < cols ? i : cols - 1)) * rows;
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(dst + LANES * v, a[i][v]);
+    }
+}
+
+FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                             const int masked)
+{
+    const int rc = cols_per_tile(nv);
+    __m512 bmax[MAX_VECTORS], alpha[MAX_VECTORS];
+    block_scores(t, j0, nb, nv, masked, bmax);
+    int rescale = block_softmax(t, nb, nv, bmax, alpha);
+    int32_t c0 = 0;
+    for (; c0 + rc <= t->d_v; c0 += rc)
+        block_accumulate(t, j0, nb, c0, rc, nv, masked, alpha, rescale);
+    if (c0 < t->d_v)
+        block_accumulate(t, j0, nb, c0, t->d_v - c0, nv, masked, alpha, rescale);
+}
+
+/* Blocks every row sees in full take the unmasked path; the causal
+ * diagonal and tiles with rows that see fewer keys take the masked one. */
+FLASH_INLINE void fold_blocks(const flash_tile *t, const int nv)
+{
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = min32(t->kv_block, t->kv_end - j0);
+        if (t->seen_min >= j0 + nb)
+            fold_block(t, j0, nb, nv, 0);
+        else
+            fold_block(t, j0, nb, nv, 1);
+    }
+}
+
+static void kernel_1(const flash_tile *t)
+{
+    fold_blocks(t, 1);
+}
+static void kernel_2(const flash_tile *t)
+{
+    fold_blocks(t, 2);
+}
+static void kernel_3(const flash_tile *t)
+{
+    fold_blocks(t, 3);
+}
+static void kernel_4(const flash_tile *t)
+{
+    fold_blocks(t, 4);
+}
+
+static void avx512_kernel(const flash_tile *t)
+{
+    switch (t->rows / LANES) {
+    case 1:
+        kernel_1(t);
+        break;
+    case 2:
+        kernel_2(t);
+        break;
+    case 3:
+        kernel_3(t);
+        break;
+    default:
+        kernel_4(t);
+        break;
+    }
+}
+
+void attn_exp_avx512_array(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        _mm512_storeu_ps(y + i, attn_exp_avx512(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 tail = attn_tail_mask_avx512((int)(n - i));
+        _mm512_mask_storeu_ps(y + i, tail, attn_exp_avx512(_mm512_maskz_loadu_ps(tail, x + i)));
+    }
+}
+
+int attn_avx512_workspace(const attn_problem *p, size_t *bytes)
+{
+    return flash_workspace_size(p, &avx512_geometry, bytes);
+}
+
+int attn_avx512_run(const attn_problem *p, void *workspace)
+{
+    return flash_run(p, &avx512_geometry, avx512_kernel, workspace);
+}

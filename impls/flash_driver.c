@@ -1,0 +1,288 @@
+/* flash_driver.c — tiles, threads, the state's start and finish, and the
+ * flash-decoding merge for the online-softmax variants (see flash_driver.h).
+ * Portable C: the vectorised work is the kernel's. */
+#include "flash_driver.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+typedef struct flash_plan {
+    int64_t rows_per_head;  /* n_q · group: tile rows of one (batch, K/V head) */
+    int64_t tiles_per_head; /* ceil(rows_per_head / rows) */
+    int64_t tasks;          /* batch · heads_kv · tiles_per_head */
+    int32_t rows;           /* rows per tile, padded to lanes */
+    int32_t splits;         /* key-range chunks per tile (1: no split) */
+    /* Per-thread slice, in floats from its start (each 64-byte aligned). */
+    size_t qt_at, seen_at, scores_at, state_at, slice_floats;
+    size_t state_floats; /* m, l, acc of one tile */
+    size_t partials_at;  /* where the split partial states start (splits > 1) */
+    size_t total_bytes;
+} flash_plan;
+
+static size_t round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* Adds n floats (64-byte aligned) at *end; returns where they start, or
+ * SIZE_MAX on overflow. */
+static size_t carve(size_t *end, size_t n)
+{
+    size_t at = *end, r = round16(n);
+    if (r < n || at + r < at) {
+        *end = SIZE_MAX;
+        return SIZE_MAX;
+    }
+    *end = at + r;
+    return at;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Splits only when the tiles alone cannot keep every thread busy, into at
+ * most 2 × threads chunks and never more than there are key blocks. */
+static int32_t choose_splits(const attn_problem *p, const flash_geometry *g, int64_t tasks)
+{
+    int64_t threads = p->threads > 0 ? p->threads : 1;
+    if (threads == 1 || tasks >= 2 * threads)
+        return 1;
+    int64_t s = ceil_div(2 * threads, tasks);
+    int64_t blocks = ceil_div(p->shape.n_kv, g->kv_block);
+    return (int32_t)(s < blocks ? s : blocks);
+}
+
+static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan *pl)
+{
+    const attn_shape *s = &p->shape;
+    memset(pl, 0, sizeof *pl);
+    pl->rows_per_head = (int64_t)s->n_q * p->group;
+    pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
+    /* Rows shared out evenly among the tiles, then padded to whole vectors:
+     * 70 rows become two tiles of 48, not 64 + 6. */
+    int64_t rows = ceil_div(ceil_div(pl->rows_per_head, pl->tiles_per_head), g->lanes) * g->lanes;
+    pl->rows = (int32_t)rows;
+    pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
+    pl->splits = choose_splits(p, g, pl->tasks);
+
+    size_t r = (size_t)pl->rows, end = 0, n;
+    if (__builtin_mul_overflow((size_t)s->d_v + 2, r, &pl->state_floats))
+        return ATTN_ENOMEM;
+    if (__builtin_mul_overflow((size_t)s->d_k, r, &n))
+        return ATTN_ENOMEM;
+    pl->qt_at = carve(&end, n);
+    pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
+    pl->scores_at = carve(&end, (size_t)g->kv_block * r);
+    pl->state_at = carve(&end, pl->state_floats);
+    pl->slice_floats = end;
+    if (end == SIZE_MAX || __builtin_mul_overflow(end, (size_t)p->threads, &end))
+        return ATTN_ENOMEM;
+    pl->partials_at = end;
+    if (pl->splits > 1) {
+        /* tasks < 2 × threads here, so this stays small. */
+        if (__builtin_mul_overflow(pl->state_floats, (size_t)pl->tasks * (size_t)pl->splits, &n))
+            return ATTN_ENOMEM;
+        carve(&end, n);
+    }
+    if (end == SIZE_MAX || __builtin_mul_overflow(end, sizeof(float), &pl->total_bytes))
+        return ATTN_ENOMEM;
+    return ATTN_OK;
+}
+
+int flash_workspace_size(const attn_problem *p, const flash_geometry *g, size_t *bytes)
+{
+    flash_plan pl;
+    int rc = make_plan(p, g, &pl);
+    if (rc == ATTN_OK)
+        *bytes = pl.total_bytes;
+    return rc;
+}
+
+/* Which rows a task covers. */
+typedef struct task_rows {
+    int32_t b, kv_head;
+    int64_t row0;   /* first tile row, in i·group + g numbering */
+    int32_t nvalid; /* rows that exist (the rest is padding) */
+} task_rows;
+
+static task_rows locate(const attn_problem *p, const flash_plan *pl, int64_t task)
+{
+    task_rows t;
+    int64_t tile = task % pl->tiles_per_head, head = task / pl->tiles_per_head;
+    t.kv_head = (int32_t)(head % p->shape.heads_kv);
+    t.b = (int32_t)(head / p->shape.heads_kv);
+    t.row0 = tile * pl->rows;
+    int64_t left = pl->rows_per_head - t.row0;
+    t.nvalid = (int32_t)(left < pl->rows ? left : pl->rows);
+    return t;
+}
+
+/* Query index and query head of tile row r. */
+static void row_source(const attn_problem *p, const task_rows *t, int32_t r, int32_t *i, int32_t *h)
+{
+    int64_t gi = t->row0 + r;
+    *i = (int32_t)(gi / p->group);
+    *h = t->kv_head * p->group + (int32_t)(gi % p->group);
+}
+
+/* Packs the tile's queries transposed and the keys each row sees; returns
+ * the most keys any row sees. */
+static int32_t pack_tile(const attn_problem *p, const task_rows *t, int32_t rows, float *qt,
+                         int32_t *seen, int32_t *seen_min)
+{
+    const int32_t d_k = p->shape.d_k;
+    const float sign = p->scale < 0.0f ? -1.0f : 1.0f;
+    int32_t hi = 0, lo = INT32_MAX;
+    for (int32_t r = 0; r < t->nvalid; r++) {
+        int32_t i, h;
+        row_source(p, t, r, &i, &h);
+        const float *q = attn_q_head(p, t->b, h) + (size_t)i * d_k;
+        for (int32_t c = 0; c < d_k; c++)
+            qt[(size_t)c * rows + r] = sign * q[c];
+        seen[r] = attn_keys_seen(&p->shape, i);
+        hi = seen[r] > hi ? seen[r] : hi;
+        lo = seen[r] < lo ? seen[r] : lo;
+    }
+    for (int32_t r = t->nvalid; r < rows; r++) {
+        for (int32_t c = 0; c < d_k; c++)
+            qt[(size_t)c * rows + r] = 0.0f;
+        seen[r] = hi;
+    }
+    *seen_min = lo;
+    return hi;
+}
+
+static void init_state(float *state, int32_t rows, int32_t d_v)
+{
+    for (int32_t r = 0; r < rows; r++) {
+        state[r] = -INFINITY;   /* m */
+        state[rows + r] = 0.0f; /* l */
+    }
+    memset(state + 2 * (size_t)rows, 0, sizeof(float) * (size_t)d_v * rows); /* acc */
+}
+
+/* O row = acc / l; a row that sees no key is exactly +0. */
+static void finish_tile(const attn_problem *p, const task_rows *t, int32_t rows,
+                        const int32_t *seen, const float *state)
+{
+    const int32_t d_v = p->shape.d_v;
+    const float *l = state + rows, *acc = state + 2 * (size_t)rows;
+    for (int32_t r = 0; r < t->nvalid; r++) {
+        int32_t i, h;
+        row_source(p, t, r, &i, &h);
+        float *o = attn_o_head(p, t->b, h) + (size_t)i * d_v;
+        if (seen[r] == 0) {
+            memset(o, 0, sizeof(float) * (size_t)d_v);
+            continue;
+        }
+        for (int32_t c = 0; c < d_v; c++)
+            o[c] = acc[(size_t)c * rows + r] / l[r];
+    }
+}
+
+/* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
+ * finish into O (no split) or leave the partial state for the merge. */
+static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
+                     flash_kernel kernel, float *slice, float *partials, int64_t unit)
+{
+    int64_t task = unit / pl->splits;
+    int32_t chunk = (int32_t)(unit % pl->splits);
+    task_rows t = locate(p, pl, task);
+    int32_t *seen = (int32_t *)(slice + pl->seen_at);
+    float *qt = slice + pl->qt_at;
+    float *state =
+        pl->splits > 1 ? partials + (size_t)unit * pl->state_floats : slice + pl->state_at;
+    int32_t seen_min;
+    int32_t seen_max = pack_tile(p, &t, pl->rows, qt, seen, &seen_min);
+    init_state(state, pl->rows, p->shape.d_v);
+
+    /* The chunk's blocks, counted over the keys this tile can see: blocks
+     * that no row sees are never visited (causal skipping). */
+    int64_t blocks = ceil_div(seen_max, g->kv_block);
+    int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
+    int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
+    flash_tile tile = {
+        .rows = pl->rows,
+        .d_k = p->shape.d_k,
+        .d_v = p->shape.d_v,
+        .kv_block = g->kv_block,
+        .scale = fabsf(p->scale),
+        .kv_begin = (int32_t)(b0 * g->kv_block),
+        .kv_end = (int32_t)end,
+        .seen_min = seen_min,
+        .seen = seen,
+        .qt = qt,
+        .k = attn_k_head(p, t.b, t.kv_head * p->group),
+        .v = attn_v_head(p, t.b, t.kv_head * p->group),
+        .m = state,
+        .l = state + pl->rows,
+        .acc = state + 2 * (size_t)pl->rows,
+        .scores = slice + pl->scores_at,
+    };
+    if (tile.kv_begin < tile.kv_end)
+        kernel(&tile);
+    if (pl->splits == 1)
+        finish_tile(p, &t, pl->rows, seen, state);
+}
+
+/* Merges a task's chunk states in chunk order and writes its O rows:
+ * O = Σ_c w_c·acc_c / Σ_c w_c·l_c with w_c = exp(m_c - max_c m_c). */
+static void merge_task(const attn_problem *p, const flash_plan *pl, const float *partials,
+                       int64_t task)
+{
+    const int32_t rows = pl->rows, d_v = p->shape.d_v;
+    const float *first = partials + (size_t)task * pl->splits * pl->state_floats;
+    task_rows t = locate(p, pl, task);
+    for (int32_t r = 0; r < t.nvalid; r++) {
+        int32_t i, h;
+        row_source(p, &t, r, &i, &h);
+        float *o = attn_o_head(p, t.b, h) + (size_t)i * d_v;
+        memset(o, 0, sizeof(float) * (size_t)d_v);
+        if (attn_keys_seen(&p->shape, i) == 0)
+            continue;
+        float mmax = -INFINITY;
+        for (int32_t c = 0; c < pl->splits; c++) {
+            float m = first[(size_t)c * pl->state_floats + r];
+            mmax = m > mmax ? m : mmax;
+        }
+        float shift = mmax == -INFINITY ? 0.0f : mmax;
+        float l = 0.0f;
+        for (int32_t c = 0; c < pl->splits; c++) {
+            const float *st = first + (size_t)c * pl->state_floats;
+            float w = expf(st[r] - shift);
+            l += w * st[rows + r];
+            const float *acc = st + 2 * (size_t)rows;
+            for (int32_t col = 0; col < d_v; col++)
+                o[col] += w * acc[(size_t)col * rows + r];
+        }
+        for (int32_t col = 0; col < d_v; col++)
+            o[col] /= l;
+    }
+}
+
+int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kernel, void *workspace)
+{
+    flash_plan pl;
+    int rc = make_plan(p, g, &pl);
+    if (rc != ATTN_OK)
+        return rc;
+    float *ws = workspace;
+    float *partials = ws + pl.partials_at;
+    const int64_t units = pl.tasks * pl.splits;
+#pragma omp parallel num_threads(p->threads)
+    {
+        const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
+        float *slice = ws + (size_t)tid * pl.slice_floats;
+        for (int64_t u = tid; u < units; u += nth)
+            run_unit(p, g, &pl, kernel, slice, partials, u);
+        if (pl.splits > 1) {
+#pragma omp barrier
+            for (int64_t task = tid; task < pl.tasks; task += nth)
+                merge_task(p, &pl, partials, task);
+        }
+    }
+    return ATTN_OK;
+}

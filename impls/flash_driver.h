@@ -1,0 +1,93 @@
+/* flash_driver.h — the ISA-free half of the online-softmax (FlashAttention-2
+ * forward) variants stream, flash_avx2 and flash_avx512: how the work is cut
+ * into tiles and spread over threads, the running softmax state, and the
+ * flash-decoding split and merge. A variant supplies a geometry and a kernel
+ * that folds a range of key blocks into one tile's state.
+ *
+ * A tile is up to max_rows query rows that read the same K/V head: the rows
+ * of the heads_q/heads_kv query heads of one group, query-index major
+ * (tile row = i·group + g), so GQA/MQA decode fills a tile from several
+ * heads and each K/V block is read once for all of them. Inside a tile, row
+ * r is SIMD lane r: the queries are packed transposed (qt[t][r]) and so is
+ * the state (m[r], l[r], acc[c][r]), which makes every softmax step — max,
+ * exp, sum, rescale, causal mask — a vertical vector operation.
+ *
+ * Threads: OpenMP over (batch, K/V head, tile) units, static round-robin, so
+ * a row's result never depends on which thread computed it. When there are
+ * fewer units than 2 × threads (decode: n_q = 1), each tile's key range is
+ * also split into `splits` contiguous chunks whose partial (max, sum, acc)
+ * are merged in chunk order (flash-decoding): splits depends only on the
+ * shape and the thread count, so a fixed thread count is bitwise
+ * reproducible. At most 2 × threads chunks, so rule A's r = ceil(n/kv_block)
+ * + 2·threads covers the merges. */
+#ifndef ATTN_FLASH_DRIVER_H
+#define ATTN_FLASH_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "variant.h"
+
+/* For the kernels' building blocks: each call with constant row-vector
+ * count and mask flag must become its own copy, so that the register-tile
+ * loops unroll completely and the tiles live in registers, not on the
+ * stack (gcc inlines large static functions only when told). */
+#define FLASH_INLINE static inline __attribute__((always_inline))
+
+typedef struct flash_geometry {
+    int32_t lanes;    /* floats per vector: tile rows are padded to a multiple */
+    int32_t max_rows; /* most rows per tile, a multiple of lanes */
+    int32_t kv_block; /* keys per online-softmax block (rule A's kv_block) */
+} flash_geometry;
+
+/* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
+ * `rows` floats and start 64-byte aligned. */
+typedef struct flash_tile {
+    int32_t rows; /* tile rows including padding: a multiple of lanes */
+    int32_t d_k, d_v;
+    int32_t kv_block;
+    /* |scale|: a negative scale's sign is folded into qt (exactly), so a
+     * masked score of -inf stays -inf when scaled. */
+    float scale;
+    /* Keys to fold in: blocks [j0, min(j0 + kv_block, kv_end)) for j0 =
+     * kv_begin, kv_begin + kv_block, ...; kv_begin < kv_end. Keys at or past
+     * kv_end are never read. */
+    int32_t kv_begin, kv_end;
+    /* Row r sees keys j < seen[r]. A block ending at or below seen_min is
+     * visible to every row and needs no mask. Padding rows have the tile's
+     * largest seen (their lanes are computed and never output). */
+    int32_t seen_min;
+    const int32_t *seen; /* [rows] */
+    const float *qt;     /* [d_k][rows] queries, transposed; padding rows 0 */
+    const float *k;      /* [n_kv][d_k] the tile's K head */
+    const float *v;      /* [n_kv][d_v] the tile's V head */
+    /* Running state, updated in place. Starts m = -inf, l = 0, acc = 0. */
+    float *m;      /* [rows] max of the scaled scores folded in so far */
+    float *l;      /* [rows] sum of exp(s - m) */
+    float *acc;    /* [d_v][rows] sum of exp(s - m)·v, transposed */
+    float *scores; /* [kv_block][rows] scratch for one block's scores */
+} flash_tile;
+
+/* What a kernel computes for each block [j0, j0 + nb), every row r:
+ *   s_j  = (q_r · k_j) · scale            for j < seen[r]
+ *   m'   = max(m, max_j s_j)   (a NaN score is skipped here and reaches the
+ *          output through exp(NaN) instead)
+ *   ms   = m' == -inf ? 0 : m'  (no exp(-inf - -inf) for rows that saw nothing)
+ *   l    = l·exp(m - ms) + Σ_j exp(s_j - ms)
+ *   acc  = acc·exp(m - ms) + Σ_j exp(s_j - ms)·v_j ; m = m'
+ * The exp argument is the float dot product, times scale, minus ms: at most
+ * rule A's d_k + 2 roundings (d_k + 1 when scale and shift are one FMA).
+ * Keys j >= seen[r] must not touch row r at all (not even as 0·v_j: v_j may
+ * be NaN or Inf for a key the row cannot see). */
+typedef void (*flash_kernel)(const flash_tile *t);
+
+int flash_workspace_size(const attn_problem *p, const flash_geometry *g, size_t *bytes);
+int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kernel, void *workspace);
+
+/* The vectorised exps of the SIMD variants over an array, compiled in the
+ * variant's file with its flags, for tests/test_exp. Call only when the CPU
+ * has the variant's required features. */
+void attn_exp_avx2_array(const float *x, float *y, size_t n);
+void attn_exp_avx512_array(const float *x, float *y, size_t n);
+
+#endif

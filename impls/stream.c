@@ -1,0 +1,158 @@
+/* stream — online softmax (FlashAttention-2 forward) in portable C: one pass
+ * over the key blocks with a running max, sum and rescaled accumulator per
+ * query row; O(rows·(d_k + d_v + kv_block)) workspace per thread, no n×n
+ * matrix. No intrinsics: the loops run over the tile's rows, which are
+ * contiguous lanes (see flash_driver.h), so the compiler can vectorise them
+ * for whatever the baseline ISA is. exp is libm's expf. */
+#include <math.h>
+
+#include "flash_driver.h"
+
+/* Sizes. 16 lanes: two SSE/one AVX-512 vector's worth of rows per inner loop,
+ * constant so the compiler keeps a register tile of KEYS x LANES (or
+ * COLS x LANES) scores in registers. Up to 64 rows per tile: K/V are read
+ * once per 64 query rows. 64 keys per block: the block's scores (64 x 64
+ * floats = 16 KiB) and the queries (d_k x 64 floats, 32 KiB at d_k = 128)
+ * stay within L1/L2 while K and V stream past. */
+enum { LANES = 16, MAX_ROWS = 64, KV_BLOCK = 64, KEYS = 4, COLS = 4 };
+
+static const flash_geometry stream_geometry = {
+    .lanes = LANES,
+    .max_rows = MAX_ROWS,
+    .kv_block = KV_BLOCK,
+};
+
+static int32_t min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* scores[j][r] = (q_r · k_j)·scale for the block's keys, -inf where row r
+ * does not see key j. The same roundings as naive's (products, sums, one
+ * multiply by scale: the baseline ISA has no FMA and ISO C mode does not
+ * contract), so huge logits, where score rounding dominates, come out as
+ * naive's do. */
+static void block_scores(const flash_tile *t, int32_t j0, int32_t nb, int masked)
+{
+    const int32_t rows = t->rows, d_k = t->d_k;
+    for (int32_t jj = 0; jj < nb; jj += KEYS) {
+        /* A short last group repeats its last key: reads stay inside the
+         * block, the extra results are dropped. */
+        const float *k[KEYS];
+        for (int i = 0; i < KEYS; i++)
+            k[i] = t->k + (size_t)(j0 + min32(jj + i, nb - 1)) * d_k;
+        for (int32_t r0 = 0; r0 < rows; r0 += LANES) {
+            float a[KEYS][LANES] = {{0}};
+            const float *q = t->qt + r0;
+            for (int32_t c = 0; c < d_k; c++, q += rows)
+                for (int i = 0; i < KEYS; i++)
+                    for (int r = 0; r < LANES; r++)
+                        a[i][r] += q[r] * k[i][c];
+            for (int i = 0; i < KEYS && jj + i < nb; i++) {
+                float *s = t->scores + (size_t)(jj + i) * rows + r0;
+                for (int r = 0; r < LANES; r++) {
+                    float x = a[i][r] * t->scale;
+                    s[r] = masked && j0 + jj + i >= t->seen[r0 + r] ? -INFINITY : x;
+                }
+            }
+        }
+    }
+}
+
+/* Turns the block's scores into weights exp(s - m') in place, updates m and
+ * l, and leaves in alpha the factor the accumulator must be scaled by.
+ * Returns nonzero when some alpha differs from 1 (the max moved). */
+static int block_softmax(const flash_tile *t, int32_t nb, float *alpha)
+{
+    const int32_t rows = t->rows;
+    float shift[MAX_ROWS], sum[MAX_ROWS];
+    int rescale = 0;
+    for (int32_t r = 0; r < rows; r++)
+        shift[r] = t->m[r];
+    /* A comparison, not fmaxf: a NaN score is skipped here and reaches the
+     * output through exp(NaN). */
+    for (int32_t j = 0; j < nb; j++) {
+        const float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++)
+            shift[r] = s[r] > shift[r] ? s[r] : shift[r];
+    }
+    for (int32_t r = 0; r < rows; r++) {
+        float m = shift[r];
+        shift[r] = m == -INFINITY ? 0.0f : m;
+        alpha[r] = expf(t->m[r] - shift[r]);
+        rescale |= alpha[r] != 1.0f;
+        t->m[r] = m;
+        sum[r] = 0.0f;
+    }
+    for (int32_t j = 0; j < nb; j++) {
+        float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++) {
+            s[r] = expf(s[r] - shift[r]);
+            sum[r] += s[r];
+        }
+    }
+    for (int32_t r = 0; r < rows; r++)
+        t->l[r] = t->l[r] * alpha[r] + sum[r];
+    return rescale;
+}
+
+/* acc[c][r] = acc[c][r]·alpha[r] + Σ_j p[j][r]·v[j][c], skipping the keys a
+ * row does not see (0·v would turn a hidden NaN/Inf into NaN). */
+static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int masked,
+                             const float *alpha, int rescale)
+{
+    const int32_t rows = t->rows, d_v = t->d_v;
+    for (int32_t c0 = 0; c0 < d_v; c0 += COLS) {
+        /* A short last group repeats its last column: both copies compute
+         * and store the same value. */
+        int32_t col[COLS];
+        for (int i = 0; i < COLS; i++)
+            col[i] = min32(c0 + i, d_v - 1);
+        for (int32_t r0 = 0; r0 < rows; r0 += LANES) {
+            float a[COLS][LANES];
+            for (int i = 0; i < COLS; i++)
+                for (int r = 0; r < LANES; r++)
+                    a[i][r] =
+                        t->acc[(size_t)col[i] * rows + r0 + r] * (rescale ? alpha[r0 + r] : 1.0f);
+            for (int32_t j = 0; j < nb; j++) {
+                const float *p = t->scores + (size_t)j * rows + r0;
+                const float *v = t->v + (size_t)(j0 + j) * d_v;
+                for (int i = 0; i < COLS; i++) {
+                    float vc = v[col[i]];
+                    if (masked) {
+                        for (int r = 0; r < LANES; r++)
+                            a[i][r] = j0 + j < t->seen[r0 + r] ? a[i][r] + p[r] * vc : a[i][r];
+                    } else {
+                        for (int r = 0; r < LANES; r++)
+                            a[i][r] += p[r] * vc;
+                    }
+                }
+            }
+            for (int i = 0; i < COLS; i++)
+                for (int r = 0; r < LANES; r++)
+                    t->acc[(size_t)col[i] * rows + r0 + r] = a[i][r];
+        }
+    }
+}
+
+static void stream_kernel(const flash_tile *t)
+{
+    float alpha[MAX_ROWS];
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = min32(t->kv_block, t->kv_end - j0);
+        int masked = t->seen_min < j0 + nb;
+        block_scores(t, j0, nb, masked);
+        int rescale = block_softmax(t, nb, alpha);
+        block_accumulate(t, j0, nb, masked, alpha, rescale);
+    }
+}
+
+int attn_stream_workspace(const attn_problem *p, size_t *bytes)
+{
+    return flash_workspace_size(p, &stream_geometry, bytes);
+}
+
+int attn_stream_run(const attn_problem *p, void *workspace)
+{
+    return flash_run(p, &stream_geometry, stream_kernel, workspace);
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Writes the README.md of a results folder (results/<cpu-slug>/README.md):
+the machine, its measured peaks, the best variant per shape, the accuracy
+table and the plots (relative links, so the folder reads well on a git
+hosting page).
+
+    scripts/report.py results/<slug>/matrix.csv -o results/<slug>/README.md
+
+The plots are the ones listed in plots.json of --plots DIR (default: the
+README's folder), as written by plot.py.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_csv as ab  # noqa: E402
+
+EXTRA_FILES = (
+    ("list.txt", "output of `attnbench list`: the variants and which of them this CPU runs"),
+    ("peak.txt", "output of `attnbench peak`"),
+    ("peak.json", "the same peak figures as JSON (`attnbench peak --out`)"),
+    ("verify.txt", "output of `attnbench verify`"),
+)
+
+
+def plural(count, word):
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def link(target, start_dir):
+    return os.path.relpath(target, start_dir).replace(os.sep, "/")
+
+
+# Sections ------------------------------------------------------------------
+
+def section_header(meta, csv_paths, out_dir):
+    title = meta.get("cpu_model") or "unknown machine"
+    lines = [f"# attnbench on {title}", ""]
+    when = f"Measured {meta['date']}" if meta.get("date") else "Measured on an unknown date"
+    preset = f" with the `{meta['preset']}` preset" if meta.get("preset") else ""
+    sources = ", ".join(f"[{os.path.basename(p)}]({link(p, out_dir)})" for p in csv_paths)
+    lines.append(f"{when}{preset}; data: {sources}. Reproduce on your machine with "
+                 "`scripts/run_matrix.sh` (`--full` for the full preset); compare two "
+                 "machines with `scripts/compare.py A.csv B.csv`.")
+    return lines
+
+
+def fmt_bytes(n):
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if n >= scale:
+            return f"{ab.fmt_num(n / scale)} {unit}"
+    return f"{n} B"
+
+
+def section_machine(meta):
+    if not meta:
+        return ["## Machine", "", "No metadata file (matrix.meta.json) was found."]
+    cache = meta.get("cache") or {}
+    caches = ", ".join(f"{name} {fmt_bytes(cache[key])}" for key, name in
+                       (("l1d_bytes", "L1d"), ("l2_bytes", "L2"), ("l3_bytes", "L3"))
+                       if isinstance(cache.get(key), int))
+    libraries = ", ".join(f"{k} {v}" for k, v in (meta.get("libraries") or {}).items())
+    fields = [
+        ("CPU", meta.get("cpu_model")), ("slug", meta.get("cpu_slug")),
+        ("cores", meta.get("cores")), ("threads (max)", meta.get("threads_max")),
+        ("features detected", meta.get("features_detected")),
+        ("features used", meta.get("features_used")),
+        ("CPU feature mask", meta.get("cpu_mask") or "none"), ("caches", caches),
+        ("compiler", meta.get("compiler")),
+        ("C flags", f"`{meta['c_flags']}`" if meta.get("c_flags") else None),
+        ("build type", meta.get("build_type")), ("libraries", libraries),
+        ("date", meta.get("date")), ("preset", meta.get("preset")),
+    ]
+    rows = [(name, value) for name, value in fields if value not in (None, "")]
+    return ["## Machine", "", ab.format_table(("", ""), rows, markdown=True)]
+
+
+def per_thread_table(label, by_isa):
+    """{row label: {"1": value, ...}} -> a table with a column per thread count."""
+    threads = sorted({int(t) for values in by_isa.values() for t in values})
+    header = [label] + [plural(t, "thread") for t in threads]
+    rows = [[name] + [ab.fmt_num(values.get(str(t))) for t in threads]
+            for name, values in by_isa.items()]
+    return ab.format_table(header, rows, markdown=True)
+
+
+def peaks_from_rows(rows):
+    fma, read = {}, {}
+    for r in rows:
+        if ab.is_finite(r["peak_gflops"]):
+            fma[str(r["threads"])] = r["peak_gflops"]
+        if ab.is_finite(r["peak_gbytes_per_s"]):
+            read[str(r["threads"])] = r["peak_gbytes_per_s"]
+    return {"fma_gflops": {"best ISA": fma}, "read_gbytes_per_s": read}
+
+
+def section_peaks(meta, rows):
+    peak = meta.get("peak") or peaks_from_rows(rows)
+    lines = ["## Measured peaks", "",
+             "What the plots and `pct_peak` measure against: FMA throughput of each ISA "
+             "(the best one the CPU runs is the compute roof) and read bandwidth "
+             "(the decode roof)."]
+    if peak.get("fma_gflops"):
+        lines += ["", per_thread_table("FMA peak, GFLOP/s", peak["fma_gflops"])]
+    bandwidth = {name: peak[key] for key, name in
+                 (("read_gbytes_per_s", "read"), ("triad_gbytes_per_s", "triad"))
+                 if peak.get(key)}
+    if bandwidth:
+        lines += ["", per_thread_table("memory bandwidth, GB/s", bandwidth)]
+    if peak.get("exp_gelem_per_s"):
+        lines += ["", per_thread_table("exp, Gelem/s", peak["exp_gelem_per_s"])]
+    return lines
+
+
+def speedup_over(baseline_row, row):
+    if baseline_row is None:
+        return "–"
+    return f"{ab.fmt_num(baseline_row['time_ns_median'] / row['time_ns_median'])}×"
+
+
+def cell_sort_key(row):
+    return (ab.shape_sort_key(row), row["threads"])
+
+
+def section_best(rows):
+    measured = [r for r in rows if ab.is_ok(r) and ab.has_timing(r)]
+    if not measured:
+        return ["## Best variant per shape", "", "No measured rows."]
+    cells = {}
+    for r in measured:
+        cells.setdefault((ab.shape_of(r), r["threads"]), {})[r["variant"]] = r
+    table = []
+    for by_variant in sorted(cells.values(), key=lambda c: cell_sort_key(next(iter(c.values())))):
+        best = min(by_variant.values(), key=lambda r: r["time_ns_median"])
+        table.append([ab.shape_label(best), best["threads"], best["limit"],
+                      f"**{best['variant']}**",
+                      ab.fmt_time_ns(best["time_ns_median"]), ab.fmt_num(best["gflops"]),
+                      ab.fmt_num(best["gbytes_per_s"]), ab.fmt_num(best["pct_peak"]),
+                      speedup_over(by_variant.get("naive"), best),
+                      speedup_over(by_variant.get("blas"), best)])
+    header = ["shape", "threads", "limit", "best variant", "time (median)", "GFLOP/s", "GB/s",
+              "% of peak", "vs naive", "vs blas"]
+    return ["## Best variant per shape", "",
+            "Fastest variant by median time among the cells with status ok. `% of peak` is "
+            "against the FMA peak for `limit=fma` (prefill) and the read bandwidth for "
+            "`limit=bandwidth` (decode); `vs naive` / `vs blas` are the speed-ups over those "
+            "variants on the same cell.",
+            "", ab.format_table(header, table, markdown=True)]
+
+
+def accuracy_status(vrows):
+    failed = [r for r in vrows if ab.is_failed(r)]
+    skipped = [r for r in vrows if ab.is_skipped(r)]
+    parts = []
+    if failed:
+        parts.append(f"**FAILED** in {len(failed)} of {plural(len(vrows), 'cell')}")
+    elif len(skipped) < len(vrows):
+        parts.append("ok")
+    if skipped:
+        reasons = sorted({r["status"].split(":", 1)[-1].strip() for r in skipped})
+        parts.append(f"{len(skipped)} skipped ({'; '.join(reasons)})")
+    return ", ".join(parts)
+
+
+def accuracy_row(variant, vrows):
+    errs = [r for r in vrows if not ab.is_skipped(r) and ab.is_finite(r["max_err_u"])]
+    if not errs:
+        return [variant, 0, "–", "–", "–", accuracy_status(vrows)]
+    worst = max(errs, key=lambda r: r["max_err_u"])
+    ratios = [r["max_err_u"] / r["bound_u"] for r in errs
+              if ab.is_finite(r["bound_u"]) and r["bound_u"] > 0]
+    cases = len({ab.shape_of(r) for r in errs})
+    return [variant, cases, ab.fmt_num(worst["max_err_u"]), ab.fmt_num(worst["bound_u"]),
+            ab.fmt_num(max(ratios)) if ratios else "–", accuracy_status(vrows)]
+
+
+def section_accuracy(rows):
+    table = [accuracy_row(v, [r for r in rows if r["variant"] == v]) for v in ab.variants_in(rows)]
+    header = ["variant", "cases", "max E_M (u)", "rule-A bound there (u)", "worst E_M / bound",
+              "status"]
+    return ["## Accuracy", "",
+            "E_M = max |ô−o| / max|V| in units of u = 2⁻²⁴ (float32 unit roundoff), "
+            "against a double-precision reference; the bound is rule A of ACCURACY.md at the "
+            "same case. `worst E_M / bound` is the largest ratio over all cases "
+            "(must stay below 1).",
+            "", ab.format_table(header, table, markdown=True)]
+
+
+def section_not_ok(rows):
+    bad = sorted((r for r in rows if not ab.is_ok(r)),
+                 key=lambda r: (ab.variant_sort_key(r["variant"]), cell_sort_key(r)))
+    if not bad:
+        return []
+    table = [[r["variant"], ab.shape_label(r), r["threads"], r["status"]] for r in bad]
+    return ["## Cells not measured or failing", "",
+            ab.format_table(["variant", "shape", "threads", "status"], table, markdown=True)]
+
+
+def read_plots(plots_dir):
+    path = os.path.join(plots_dir, "plots.json")
+    if not os.path.exists(path):
+        ab.note(f"no {path}: the README will have no plots (run scripts/plot.py first)")
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError) as err:
+        raise ab.DataError(f"{path}: cannot read: {err}") from None
+    return record
+
+
+def section_plots(plots_dir, out_dir):
+    record = read_plots(plots_dir)
+    if record is None:
+        return ["## Plots", "", "No plots yet: run `scripts/plot.py` on the CSV."]
+    lines = ["## Plots"]
+    for filename, plot in (record.get("plots") or {}).items():
+        target = link(os.path.join(plots_dir, filename), out_dir)
+        title = plot.get("title", filename)
+        lines += ["", f"### {title}", "", f"![{title}]({target})"]
+    skipped = record.get("skipped") or {}
+    if skipped:
+        lines += ["", "Not drawn:"] + [f"- `{name}`: {reason}" for name, reason in skipped.items()]
+    return lines
+
+
+def section_files(out_dir):
+    present = [(name, what) for name, what in EXTRA_FILES
+               if os.path.exists(os.path.join(out_dir, name))]
+    if not present:
+        return []
+    return ["## Other files", ""] + [f"- [{name}]({name}): {what}" for name, what in present]
+
+
+def build_report(results, out_path, plots_dir):
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    sections = [
+        section_header(results.meta, [os.path.abspath(p) for p in results.paths], out_dir),
+        section_machine(results.meta),
+        section_peaks(results.meta, results.rows),
+        section_best(results.rows),
+        section_accuracy(results.rows),
+        section_not_ok(results.rows),
+        section_plots(os.path.abspath(plots_dir), out_dir),
+        section_files(out_dir),
+    ]
+    return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description="Write the README.md of a results folder from attnbench matrix CSV(s).")
+    parser.add_argument("csv", nargs="+", help="matrix CSV(s); FILE.meta.json beside each")
+    parser.add_argument("-o", "--out", required=True, metavar="README.md", help="file to write")
+    parser.add_argument("--plots", metavar="DIR",
+                        help="folder with plot.py's PNGs and plots.json "
+                             "(default: the README's folder)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    results = ab.load(args.csv)
+    plots_dir = args.plots or os.path.dirname(os.path.abspath(args.out))
+    text = build_report(results, args.out, plots_dir)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(ab.run_cli(main))

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Checks the files bench, peak and matrix write, for ctest.
+
+  bench_check.py csv FILE.csv DOC.md     every column of docs/results-format.md, sane values
+  bench_check.py meta FILE.meta.json     the sidecar's keys and peak figures
+  bench_check.py peak FILE.json          a `peak --out` file: positive figures
+  bench_check.py bench FILE.json         Google Benchmark JSON with our counters
+  bench_check.py same-keys A.csv B.csv   same (case, threads) set, no duplicates
+  bench_check.py whole-rows FILE.csv     ends with a newline; every row has every column
+
+Prints what it checked; exits 1 with the reasons on any failure.
+"""
+import csv
+import json
+import math
+import re
+import sys
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+def doc_columns(doc_path):
+    """Column names in the order of the Columns table of results-format.md."""
+    names, in_table = [], False
+    for line in open(doc_path, encoding="utf-8"):
+        if line.startswith("## Columns"):
+            in_table = True
+        elif line.startswith("## ") and in_table:
+            break
+        elif in_table and line.startswith("| `"):
+            first_cell = line.split("|")[1]
+            names += re.findall(r"`([^`]+)`", first_cell)
+    return names
+
+
+def number(row, key, allow_empty=False):
+    text = row[key]
+    if text == "":
+        if not allow_empty:
+            fail(f"{row['case']} threads={row['threads']}: {key} is empty")
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        fail(f"{row['case']}: {key}='{text}' is not a number")
+        return None
+
+
+SHAPE_KEYS = [("batch", "B"), ("heads_q", "Hq"), ("heads_kv", "Hkv"), ("n_q", "nq"),
+              ("n_kv", "nkv"), ("d_k", "dk"), ("d_v", "dv"), ("causal", "causal")]
+
+
+def check_ok_row(row):
+    name = f"{row['case']} threads={row['threads']}"
+    t_med, t_min, t_max = (number(row, k) for k in ("time_ns_median", "time_ns_min", "time_ns_max"))
+    if None not in (t_med, t_min, t_max) and not 0 < t_min <= t_med <= t_max:
+        fail(f"{name}: times not 0 < min {t_min} <= median {t_med} <= max {t_max}")
+    reps = number(row, "repetitions")
+    if reps is not None and (reps < 1 or reps != int(reps)):
+        fail(f"{name}: repetitions {reps}")
+    for key in ("gflops", "gbytes_per_s", "peak_gflops", "peak_gbytes_per_s", "pct_peak"):
+        x = number(row, key)
+        if x is not None and not (x > 0 and math.isfinite(x)):
+            fail(f"{name}: {key} = {x} is not positive")
+    for key in ("max_err_u", "max_err_d_u", "bound_u", "nmse"):
+        x = number(row, key)
+        if x is not None and not (math.isfinite(x) and x >= 0):
+            fail(f"{name}: {key} = {x} is not finite and >= 0")
+    ws = number(row, "workspace_bytes")
+    if ws is not None and ws < 0:
+        fail(f"{name}: workspace_bytes {ws}")
+    bandwidth = int(row["n_q"]) <= 16
+    want_limit = "bandwidth" if bandwidth else "fma"
+    if row["limit"] != want_limit:
+        fail(f"{name}: limit {row['limit']}, want {want_limit}")
+    g, p = number(row, "gflops"), number(row, "peak_gflops")
+    b, pb = number(row, "gbytes_per_s"), number(row, "peak_gbytes_per_s")
+    pct = number(row, "pct_peak")
+    if None not in (g, p, b, pb, pct):
+        want = 100 * (b / pb if bandwidth else g / p)
+        if abs(pct - want) > 0.01 * want + 0.01:
+            fail(f"{name}: pct_peak {pct} but 100 x rate/peak = {want:.4g}")
+
+
+def cmd_csv(path, doc):
+    want = doc_columns(doc)
+    if len(want) < 20:
+        fail(f"could not read the column list from {doc} (got {want})")
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = list(csv.reader(f))
+    if not lines:
+        fail(f"{path} is empty")
+        return
+    if lines[0] != want:
+        fail(f"header differs from {doc}:\n  got  {lines[0]}\n  want {want}")
+    rows = []
+    for i, fields in enumerate(lines[1:], start=2):
+        if len(fields) != len(want):
+            fail(f"{path} line {i}: {len(fields)} fields, want {len(want)}")
+            continue
+        rows.append(dict(zip(want, fields)))
+    if not rows:
+        fail(f"{path} has no rows")
+    counts = {"ok": 0, "skipped": 0}
+    for row in rows:
+        name = f"{row['case']} threads={row['threads']}"
+        if not row["case"].startswith(f"impl={row['variant']},"):
+            fail(f"{name}: case does not name variant {row['variant']}")
+        for key, short in SHAPE_KEYS:
+            if f"{short}={row[key]}" not in row["case"].split(","):
+                fail(f"{name}: column {key}={row[key]} not in the case name")
+        if int(row["threads"]) < 1:
+            fail(f"{name}: threads {row['threads']}")
+        status = row["status"]
+        if status == "ok":
+            counts["ok"] += 1
+            check_ok_row(row)
+        elif status.startswith("skipped: needs "):
+            counts["skipped"] += 1
+            if row["time_ns_median"] != "":
+                fail(f"{name}: a skipped row has timings")
+        else:
+            fail(f"{name}: status '{status}'")
+    print(f"{path}: {len(rows)} rows, {counts['ok']} ok, {counts['skipped']} skipped "
+          f"(CPU lacks the ISA); {len(want)} columns as in {doc}")
+
+
+def peak_object_ok(peak, where):
+    for key in ("fma_gflops", "exp_gelem_per_s", "read_gbytes_per_s", "triad_gbytes_per_s"):
+        if key not in peak:
+            fail(f"{where}: no {key}")
+    fma = peak.get("fma_gflops", {})
+    if "scalar" not in fma:
+        fail(f"{where}: no scalar FMA figure")
+    for isa, per_threads in fma.items():
+        for threads, x in per_threads.items():
+            if not (int(threads) >= 1 and x > 0):
+                fail(f"{where}: fma {isa} at {threads} threads = {x}")
+    for key in ("read_gbytes_per_s", "triad_gbytes_per_s"):
+        for threads, x in peak.get(key, {}).items():
+            if not x > 0.5:
+                fail(f"{where}: {key} at {threads} threads = {x} (implausible)")
+    return peak
+
+
+def cmd_peak(path):
+    peak_object_ok(json.load(open(path, encoding="utf-8")), path)
+    print(f"{path}: peak figures present and positive")
+
+
+def cmd_meta(path):
+    meta = json.load(open(path, encoding="utf-8"))
+    for key in ("cpu_model", "cpu_slug", "features_detected", "features_used", "cpu_mask",
+                "cores", "threads_max", "cache", "compiler", "c_flags", "build_type",
+                "libraries", "date", "preset", "peak"):
+        if key not in meta:
+            fail(f"{path}: no {key}")
+    if "benchmark" not in meta.get("libraries", {}):
+        fail(f"{path}: libraries lack benchmark")
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta.get("date", "")):
+        fail(f"{path}: date {meta.get('date')} is not ISO 8601 UTC")
+    peak_object_ok(meta.get("peak", {}), path)
+    print(f"{path}: metadata complete")
+
+
+def cmd_bench(path):
+    data = json.load(open(path, encoding="utf-8"))
+    runs = [b for b in data.get("benchmarks", []) if b.get("run_type") == "iteration"]
+    if not runs:
+        fail(f"{path}: no benchmark runs")
+    for b in runs:
+        name = b["name"]
+        if not re.match(r"impl=\w+,B=\d+,Hq=\d+,Hkv=\d+,nq=\d+,nkv=\d+,dk=\d+,dv=\d+,causal=[01]"
+                        r"/threads:\d+/real_time$", name):
+            fail(f"{path}: benchmark name '{name}' is not canonical")
+        if b.get("error_occurred"):
+            fail(f"{name}: {b.get('error_message')}")
+            continue
+        for key in ("GFLOP/s", "GB/s", "pct_peak"):
+            if not b.get(key, 0) > 0:
+                fail(f"{name}: counter {key} = {b.get(key)}")
+    print(f"{path}: {len(runs)} benchmark runs with GFLOP/s, GB/s and pct_peak")
+
+
+def keys_of(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    keys = [(r["case"], r["threads"]) for r in rows]
+    if len(keys) != len(set(keys)):
+        dups = sorted({k for k in keys if keys.count(k) > 1})
+        fail(f"{path}: duplicate rows {dups[:3]}")
+    return set(keys)
+
+
+def cmd_same_keys(a, b):
+    ka, kb = keys_of(a), keys_of(b)
+    if ka != kb:
+        fail(f"{a} and {b} differ: only in {a}: {sorted(ka - kb)[:3]}; "
+             f"only in {b}: {sorted(kb - ka)[:3]}")
+    print(f"{a} and {b}: the same {len(ka)} (case, threads) keys, no duplicates")
+
+
+def cmd_whole_rows(path):
+    data = open(path, "rb").read()
+    if not data.endswith(b"\n"):
+        fail(f"{path} does not end with a newline: a partial row")
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = list(csv.reader(f))
+    width = len(lines[0]) if lines else 0
+    bad = [i + 1 for i, fields in enumerate(lines) if len(fields) != width]
+    if bad:
+        fail(f"{path}: lines {bad[:5]} lack columns")
+    print(f"{path}: {len(lines) - 1} whole rows")
+
+
+def main(argv):
+    commands = {"csv": (cmd_csv, 2), "meta": (cmd_meta, 1), "peak": (cmd_peak, 1),
+                "bench": (cmd_bench, 1), "same-keys": (cmd_same_keys, 2),
+                "whole-rows": (cmd_whole_rows, 1)}
+    if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
+        print(__doc__)
+        return 2
+    fn, _ = commands[argv[1]]
+    try:
+        fn(*argv[2:])
+    except (OSError, ValueError, KeyError) as e:
+        fail(f"{type(e).__name__}: {e}")
+    for f in failures[:20]:
+        print("FAILED:", f)
+    print(f"{1 if failures else 0} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

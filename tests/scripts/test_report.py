@@ -1,0 +1,129 @@
+"""scripts/report.py: the results README has the machine, the peaks, the
+best variant per shape, the accuracy table and the plots (relative links)."""
+
+import json
+import os
+import re
+import tempfile
+import unittest
+
+import helpers as h
+
+PLOTS = {
+    "plots": {
+        "gflops_vs_n_t1.png": {"title": "Prefill throughput vs n, 1 thread", "panels": []},
+        "accuracy_bound.png": {"title": "Max error E_M per case", "panels": []},
+    },
+    "skipped": {"decode_bandwidth.png": "no memory-bound (limit=bandwidth, decode) rows"},
+}
+
+
+def write_plots_json(folder):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "plots.json"), "w") as f:
+        json.dump(PLOTS, f)
+
+
+def table_rows(text, heading):
+    """The markdown table rows (lists of cells) under a '## heading'."""
+    section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+class ReportMatrix(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = h.copy_fixture(h.MATRIX, cls.tmp.name)
+        write_plots_json(cls.tmp.name)
+        cls.readme = os.path.join(cls.tmp.name, "README.md")
+        cls.proc = h.run_script("report.py", src, "-o", cls.readme)
+        with open(cls.readme, encoding="utf-8") as f:
+            cls.text = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_exit_status(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertEqual(self.proc.stderr, "")
+
+    def test_machine_metadata(self):
+        self.assertTrue(self.text.startswith("# attnbench on Intel(R) Xeon(R) Processor\n"))
+        machine = dict(table_rows(self.text, "Machine"))
+        self.assertEqual(machine["slug"], "intel-xeon-sapphirerapids-2c")
+        self.assertEqual(machine["cores"], "2")
+        self.assertEqual(machine["compiler"], "GNU 12.2.0")
+        self.assertEqual(machine["caches"], "L1d 48.0 KiB, L2 2.00 MiB, L3 105 MiB")
+        self.assertIn("2026-11-30T01:23:45Z", machine["date"])
+
+    def test_peaks(self):
+        rows = table_rows(self.text, "Measured peaks")
+        self.assertIn(["avx512", "152", "302"], rows)
+        self.assertIn(["read", "20.1", "30.2"], rows)
+
+    def test_best_variant_per_shape(self):
+        rows = table_rows(self.text, "Best variant per shape")
+        self.assertEqual(len(rows), 30)  # 15 shapes x 2 thread counts
+        by_cell = {(r[0], r[1]): r for r in rows}
+        best = by_cell[("n=2048 d=128 H=8", "1")]
+        self.assertEqual(best[2:4], ["fma", "**xsmm**"])
+        self.assertEqual(best[7], "54.5")  # pct_peak of that row, 54.532
+        decode = by_cell[("nq=1 nkv=4096 d=128 H=32/8 causal", "1")]
+        self.assertEqual(decode[2:4], ["bandwidth", "**avx512**"])
+
+    def test_accuracy_table(self):
+        rows = {r[0]: r for r in table_rows(self.text, "Accuracy")}
+        self.assertEqual(list(rows), list(h.VARIANTS))
+        self.assertEqual(rows["blas"][1:], ["15", "21.4", "12301", "0.00930", "ok"])
+
+    def test_plots_embedded_with_relative_links(self):
+        self.assertIn("![Prefill throughput vs n, 1 thread](gflops_vs_n_t1.png)", self.text)
+        self.assertIn("![Max error E_M per case](accuracy_bound.png)", self.text)
+        self.assertIn("`decode_bandwidth.png`: no memory-bound", self.text)
+        self.assertIn("[matrix.csv](matrix.csv)", self.text)
+
+
+class ReportCases(unittest.TestCase):
+    def test_plots_in_another_folder_are_linked_relatively(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = h.copy_fixture(h.PAIR_A, tmp)
+            write_plots_json(os.path.join(tmp, "plots"))
+            out = os.path.join(tmp, "README.md")
+            proc = h.run_script("report.py", src, "-o", out, "--plots", os.path.join(tmp, "plots"))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                self.assertIn("](plots/gflops_vs_n_t1.png)", f.read())
+
+    def test_without_plots_json_the_report_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = h.copy_fixture(h.PAIR_A, tmp)
+            out = os.path.join(tmp, "README.md")
+            proc = h.run_script("report.py", src, "-o", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("note: no ", proc.stderr)
+            with open(out) as f:
+                self.assertIn("No plots yet", f.read())
+
+    def test_skipped_and_failed_status(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = h.read_rows(h.PAIR_B)
+            rows[1]["status"] = "failed: rule A at row 3, col 7"
+            src = h.write_rows(os.path.join(tmp, "m.csv"), rows, h.header_of(h.PAIR_B), h.PAIR_B)
+            out = os.path.join(tmp, "README.md")
+            proc = h.run_script("report.py", src, "-o", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                text = f.read()
+            accuracy = {r[0]: r for r in table_rows(text, "Accuracy")}
+            self.assertEqual(accuracy["avx512"][-1], "1 skipped (needs avx512f)")
+            self.assertTrue(accuracy["avx2"][-1].startswith("**FAILED** in 1 of 2 cells"))
+            listed = table_rows(text, "Cells not measured or failing")
+            self.assertIn(["avx512", "n=256 d=64 H=8", "1", "skipped: needs avx512f"], listed)
+            self.assertTrue(any(re.match(r"failed: rule A", r[3]) for r in listed))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,192 @@
+/* The vectorised exps against double exp: the max ulp error over a dense
+ * sweep of [-104, 89] must not exceed the exp_ulps the variant declares in
+ * the table (rule A's c_exp), and the special values must come out exactly:
+ * -inf -> 0, +inf -> +inf, NaN -> NaN, very negative -> 0, 0 -> 1 (the
+ * online softmax relies on exp(0) == 1 to skip rescales). libm's expf, which
+ * naive and stream use, is measured alongside. A SIMD exp this CPU cannot
+ * run is a visible SKIP.
+ *   test_exp             every 61st float of the range (~36 M values)
+ *   test_exp --all       every float of the range (~2.2 G values; slow)
+ *   test_exp --speed     also time each exp (ns per element, not checked) */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "cpu_features.h"
+#include "flash_driver.h"
+#include "variant.h"
+
+typedef void (*exp_array_fn)(const float *x, float *y, size_t n);
+
+static void libm_expf_array(const float *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = expf(x[i]);
+}
+
+typedef struct exp_under_test {
+    const char *name;    /* the exp's name */
+    const char *variant; /* the table entry whose exp_ulps it must meet */
+    exp_array_fn fn;
+} exp_under_test;
+
+static const exp_under_test exps[] = {
+    {"libm expf", "stream", libm_expf_array},
+    {"attn_exp_avx2", "avx2", attn_exp_avx2_array},
+    {"attn_exp_avx512", "avx512", attn_exp_avx512_array},
+};
+
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* |y - e^x| in units in the last place of e^x rounded to float (subnormal
+ * spacing 2^-149 below FLT_MIN). Overflow must give +inf exactly. */
+static double ulp_error(float y, double ref)
+{
+    if (ref > FLT_MAX)
+        return isinf(y) && y > 0 ? 0.0 : INFINITY;
+    if (!isfinite(y))
+        return INFINITY;
+    int e;
+    frexp(ref, &e);
+    int exponent = e - 1 < FLT_MIN_EXP - 1 ? FLT_MIN_EXP - 1 : e - 1;
+    return fabs((double)y - ref) / ldexp(1.0, exponent - (FLT_MANT_DIG - 1));
+}
+
+enum { CHUNK = 4096 };
+
+typedef struct sweep_result {
+    double max_ulp;
+    float worst_x;
+} sweep_result;
+
+/* Bit patterns from `first` up to `last` (same sign) in steps of `stride`. */
+static void sweep(exp_array_fn fn, uint32_t first, uint32_t last, uint32_t stride,
+                  sweep_result *res)
+{
+    static float x[CHUNK], y[CHUNK];
+    size_t n = 0;
+    for (uint64_t u = first; u <= last; u += stride) {
+        x[n++] = from_bits((uint32_t)u);
+        if (n == CHUNK || u + stride > last) {
+            fn(x, y, n);
+            for (size_t i = 0; i < n; i++) {
+                double err = ulp_error(y[i], exp((double)x[i]));
+                if (err > res->max_ulp) {
+                    res->max_ulp = err;
+                    res->worst_x = x[i];
+                }
+            }
+            n = 0;
+        }
+    }
+}
+
+static void check_special_values(check_tally *t, const exp_under_test *e)
+{
+    const float x[] = {-INFINITY, INFINITY, NAN,   -1e30f, -1000.0f, -104.5f,
+                       -110.0f,   0.0f,     -0.0f, 89.0f,  1e30f};
+    float y[sizeof x / sizeof x[0]];
+    e->fn(x, y, sizeof x / sizeof x[0]);
+    CHECK(t, y[0] == 0.0f, "%s(-inf) = %g, want 0", e->name, y[0]);
+    CHECK(t, isinf(y[1]) && y[1] > 0, "%s(+inf) = %g, want +inf", e->name, y[1]);
+    CHECK(t, isnan(y[2]), "%s(NaN) = %g, want NaN", e->name, y[2]);
+    for (int i = 3; i <= 6; i++)
+        CHECK(t, y[i] == 0.0f, "%s(%g) = %g, want 0", e->name, x[i], y[i]);
+    CHECK(t, y[7] == 1.0f && y[8] == 1.0f, "%s(+-0) = %g, %g, want exactly 1", e->name, y[7], y[8]);
+    CHECK(t, isinf(y[9]) && isinf(y[10]), "%s(89), (1e30) = %g, %g, want +inf", e->name, y[9],
+          y[10]);
+}
+
+/* Every length 0..40 through the masked tails gives the element-wise result. */
+static void check_tails(check_tally *t, const exp_under_test *e)
+{
+    float x[40], y[41], one[1];
+    for (int i = 0; i < 40; i++)
+        x[i] = -0.37f * (float)i;
+    for (size_t n = 0; n <= 40; n++) {
+        y[n] = 12345.0f; /* must survive: the tail stores only n elements */
+        e->fn(x, y, n);
+        int ok = y[n] == 12345.0f;
+        for (size_t i = 0; i < n; i++) {
+            e->fn(&x[i], one, 1);
+            ok &= y[i] == one[0];
+        }
+        CHECK(t, ok, "%s over %zu elements differs from one at a time", e->name, n);
+    }
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_speed(const exp_under_test *e)
+{
+    static float x[CHUNK], y[CHUNK];
+    for (int i = 0; i < CHUNK; i++)
+        x[i] = -30.0f * (float)i / CHUNK;
+    double best = INFINITY;
+    for (int rep = 0; rep < 200; rep++) {
+        double t0 = seconds();
+        e->fn(x, y, CHUNK);
+        double dt = seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    printf("  %-16s %.3f ns per element (best of 200 x %d)\n", e->name, best * 1e9 / CHUNK, CHUNK);
+}
+
+int main(int argc, char **argv)
+{
+    int all = 0, speed = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--all") == 0) {
+            all = 1;
+        } else if (strcmp(argv[i], "--speed") == 0) {
+            speed = 1;
+        } else {
+            fprintf(stderr, "usage: test_exp [--all] [--speed]\n");
+            return 2;
+        }
+    }
+    /* A prime stride visits every exponent and a spread of mantissas. */
+    const uint32_t stride = all ? 1 : 61;
+    check_tally t = {0, 0};
+    for (size_t i = 0; i < sizeof exps / sizeof exps[0]; i++) {
+        const exp_under_test *e = &exps[i];
+        const attn_variant *v = attn_find_variant(e->variant);
+        CHECK(&t, v != NULL, "variant %s is not in the table", e->variant);
+        if (!v)
+            continue;
+        if (!attn_variant_runnable(v)) {
+            char missing[128];
+            attn_variant_missing(v, missing, sizeof missing);
+            printf("SKIP %s: this CPU lacks %s\n", e->name, missing);
+            continue;
+        }
+        sweep_result res = {0.0, 0.0f};
+        sweep(e->fn, 0x00000000u, 0x42b20000u, stride, &res); /* +0 .. 89 */
+        sweep(e->fn, 0x80000000u, 0xc2d00000u, stride, &res); /* -0 .. -104 */
+        printf("%-16s max %.3f ulp at x = %a over [-104, 89] (float stride %u); %s declares "
+               "exp_ulps = %d\n",
+               e->name, res.max_ulp, (double)res.worst_x, stride, v->name, v->exp_ulps);
+        CHECK(&t, res.max_ulp <= v->exp_ulps, "%s: %.3f ulp > exp_ulps %d of %s", e->name,
+              res.max_ulp, v->exp_ulps, v->name);
+        check_special_values(&t, e);
+        check_tails(&t, e);
+        if (speed)
+            print_speed(e);
+    }
+    return check_report("exp", &t);
+}

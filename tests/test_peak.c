@@ -1,0 +1,105 @@
+/* The roofline measurements give positive, plausible numbers that can
+ * fail: every available ISA's FMA peak is finite and positive and ordered
+ * (avx512 >= avx2 >= scalar, within noise), below what any core can do,
+ * exp and bandwidth are positive, a missing ISA is reported with the
+ * reason, and the JSON form round-trips. Short runs: about two seconds. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "peak.h"
+
+/* Another process can steal a core for a repetition; the median of three
+ * absorbs one, this factor the rest. */
+static const double noise = 0.8;
+/* 2 x 512-bit FMA x 16 lanes x 2 flops at 6 GHz: beyond any core today. */
+static const double max_gflops_per_thread = 2 * 16 * 2 * 6.0;
+
+int main(void)
+{
+    check_tally t = {0, 0};
+    double fma[ATTN_ISA_COUNT];
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        char why[128] = "";
+        int have = attn_isa_available((attn_isa)i, why, sizeof why);
+        fma[i] = attn_peak_measure_fma((attn_isa)i, 1, 3, 0.02);
+        if (!have) {
+            CHECK(&t, isnan(fma[i]), "%s is unavailable but measured %g", attn_isa_name(i), fma[i]);
+            CHECK(&t, strncmp(why, "needs ", 6) == 0, "%s unavailable without a reason: '%s'",
+                  attn_isa_name(i), why);
+            printf("fma %-7s skipped: %s\n", attn_isa_name(i), why);
+            continue;
+        }
+        printf("fma %-7s %8.1f GFLOP/s at 1 thread\n", attn_isa_name(i), fma[i]);
+        CHECK(&t, fma[i] > 0.1 && fma[i] < max_gflops_per_thread, "%s: %g GFLOP/s",
+              attn_isa_name(i), fma[i]);
+    }
+    if (!isnan(fma[ATTN_ISA_AVX2]))
+        CHECK(&t, fma[ATTN_ISA_AVX2] >= noise * fma[ATTN_ISA_SCALAR], "avx2 %g < scalar %g GFLOP/s",
+              fma[ATTN_ISA_AVX2], fma[ATTN_ISA_SCALAR]);
+    if (!isnan(fma[ATTN_ISA_AVX512]))
+        CHECK(&t, fma[ATTN_ISA_AVX512] >= noise * fma[ATTN_ISA_AVX2], "avx512 %g < avx2 %g GFLOP/s",
+              fma[ATTN_ISA_AVX512], fma[ATTN_ISA_AVX2]);
+
+    double e = attn_peak_measure_exp(ATTN_EXP_LIBM, 1, 3, 0.02);
+    printf("exp expf    %8.3f Gelem/s\n", e);
+    CHECK(&t, e > 0.01 && e < 100, "expf: %g Gelem/s", e);
+
+    double read = NAN, triad = NAN;
+    CHECK(&t, attn_peak_measure_bandwidth((size_t)48 << 20, 1, 3, &read, &triad) == 0,
+          "bandwidth arrays not allocated");
+    printf("read %.1f GB/s, triad %.1f GB/s (48 MiB arrays: may be cache-assisted)\n", read, triad);
+    CHECK(&t, read > 0.5 && read < 10000, "read %g GB/s", read);
+    CHECK(&t, triad > 0.5 && triad < 10000, "triad %g GB/s", triad);
+
+    /* Thread bookkeeping and the JSON round trip. */
+    attn_peak pk, back;
+    attn_peak_init(&pk);
+    CHECK(&t, attn_peak_add_threads(&pk, 4) == 0, "first thread count at 0");
+    CHECK(&t, attn_peak_add_threads(&pk, 1) == 0, "1 sorts before 4");
+    CHECK(&t, attn_peak_add_threads(&pk, 4) == 1 && pk.n_threads == 2, "no duplicates");
+    pk.fma_gflops[ATTN_ISA_SCALAR][0] = 3.5;
+    pk.fma_gflops[ATTN_ISA_AVX2][1] = 120.25;
+    pk.exp_gelem_per_s[ATTN_EXP_LIBM][0] = 0.5;
+    pk.read_gbytes_per_s[0] = 9.5;
+    pk.read_gbytes_per_s[1] = 20.0;
+    pk.triad_gbytes_per_s[1] = 18.0;
+    const char *path = "test_peak_roundtrip.json";
+    FILE *f = fopen(path, "w");
+    CHECK(&t, f != NULL, "cannot write %s", path);
+    if (f) {
+        fprintf(f, "{\"cpu_model\": \"x\", \"cache\": {\"l1d_bytes\": 1}, \"peak\": ");
+        attn_peak_write_json(f, &pk, 0);
+        fprintf(f, "}\n");
+        fclose(f);
+        char err[300];
+        int rc = attn_peak_read_json(path, &back, err, sizeof err);
+        CHECK(&t, rc == 0, "read back: %s", err);
+        CHECK(&t, back.n_threads == 2 && back.threads[0] == 1 && back.threads[1] == 4,
+              "threads read back: %d", back.n_threads);
+        CHECK(&t, back.fma_gflops[ATTN_ISA_SCALAR][0] == 3.5, "scalar fma read back %g",
+              back.fma_gflops[ATTN_ISA_SCALAR][0]);
+        CHECK(&t, back.fma_gflops[ATTN_ISA_AVX2][1] == 120.25, "avx2 fma read back %g",
+              back.fma_gflops[ATTN_ISA_AVX2][1]);
+        CHECK(&t, isnan(back.fma_gflops[ATTN_ISA_AVX2][0]), "unmeasured stays NaN");
+        CHECK(&t, back.exp_gelem_per_s[ATTN_EXP_LIBM][0] == 0.5, "exp read back");
+        CHECK(&t, back.read_gbytes_per_s[1] == 20.0 && back.triad_gbytes_per_s[1] == 18.0,
+              "bandwidth read back");
+        remove(path);
+    }
+    char err[300];
+    CHECK(&t, attn_peak_read_json("no/such/file.json", &back, err, sizeof err) != 0,
+          "a missing file is an error");
+    f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "{\"peak\": {\"fma_gflops\": {\"avx2\": {\"1\": 3,}}}}");
+        fclose(f);
+        CHECK(&t,
+              attn_peak_read_json(path, &back, err, sizeof err) != 0 &&
+                  strstr(err, "not valid JSON") != NULL,
+              "malformed JSON accepted: %s", err);
+        remove(path);
+    }
+    return check_report("peak", &t);
+}
