@@ -49,7 +49,7 @@
 /* Tensors above this many floats, or more work than this, only get the
  * workspace probe: the fuzzer must stay fast and far below its RSS limit. */
 enum { MAX_ELEMS = 1 << 16 };
-static const uint64_t max_work = (uint64_t)1 << 21;
+static const uint64_t max_work = (uint64_t)1 << 19;
 
 enum { HEADER = 1 + 9 * 5 };
 enum { FIELD_BATCH, FIELD_HQ, FIELD_HKV, FIELD_NQ, FIELD_NKV, FIELD_DK, FIELD_DV, FIELD_CAUSAL };

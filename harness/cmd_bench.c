@@ -196,10 +196,13 @@ static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_c
             bandwidth ? " and read bandwidth" : "");
     if (attn_peak_measure(pk, &po, NULL) != 0)
         return -1;
-    for (int ti = 0; ti < pk->n_threads; ti++)
-        fprintf(stderr, "bench: peak at %d threads: %.1f GFLOP/s (%s)%s%.1f GB/s read\n",
-                pk->threads[ti], attn_peak_fma_for(pk, pk->threads[ti]), attn_peak_best_isa(pk),
-                bandwidth ? ", " : "", bandwidth ? pk->read_gbytes_per_s[ti] : 0.0);
+    for (int ti = 0; ti < pk->n_threads; ti++) {
+        fprintf(stderr, "bench: peak at %d threads: %.1f GFLOP/s (%s)", pk->threads[ti],
+                attn_peak_fma_for(pk, pk->threads[ti]), attn_peak_best_isa(pk));
+        if (bandwidth)
+            fprintf(stderr, ", %.1f GB/s read", pk->read_gbytes_per_s[ti]);
+        fprintf(stderr, "\n");
+    }
     return 0;
 }
 

@@ -290,9 +290,10 @@ static void measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
 }
 
 /* The peaks the rows are judged against: --peak FILE, the meta.json of the
- * run being resumed, or measured now at every thread count the cells use. */
+ * run being resumed, or measured now at every thread count the cells use.
+ * A thread count the figures lack leaves pct_peak empty. */
 static int matrix_peaks(const matrix_opts *o, const char *meta, const matrix_cell *cells, int n,
-                        attn_peak *pk, int *reused_meta)
+                        int all, attn_peak *pk, int *reused_meta)
 {
     char err[400];
     *reused_meta = 0;
@@ -313,6 +314,9 @@ static int matrix_peaks(const matrix_opts *o, const char *meta, const matrix_cel
         fprintf(stderr, "matrix: note: %s; measuring the peaks again\n", err);
     }
     attn_peak_init(pk);
+    /* 1 and all threads always, so the sidecar describes the machine. */
+    attn_peak_add_threads(pk, 1);
+    attn_peak_add_threads(pk, all);
     for (int i = 0; i < n; i++)
         attn_peak_add_threads(pk, cells[i].pc.threads);
     attn_peak_opts po = attn_peak_default_opts();
@@ -431,7 +435,7 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
     attn_progress_init(&bar, n, total_weight);
     for (int i = 0; i < n; i++) {
         char label[300];
-        snprintf(label, sizeof label, "%s threads=%d", cells[i].name, cells[i].pc.threads);
+        snprintf(label, sizeof label, "threads=%d %s", cells[i].pc.threads, cells[i].name);
         attn_progress_show(&bar, label);
         attn_result_row row;
         measure_cell(o, &cells[i], pk, all, &row);
@@ -498,7 +502,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
     if (!cells) {
         fprintf(stderr, "matrix: out of memory\n");
         rc = EXIT_FAILED;
-    } else if (matrix_peaks(o, meta, cells, n, &pk, &reused_meta) != 0) {
+    } else if (matrix_peaks(o, meta, cells, n, m.cores, &pk, &reused_meta) != 0) {
         rc = EXIT_USAGE;
     } else if (!reused_meta && attn_meta_write(meta, info->name, &pk, err, sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);

@@ -5,7 +5,7 @@
 
 #include "timer.h"
 
-enum { BAR_WIDTH = 24, NAME_WIDTH = 60 };
+enum { BAR_WIDTH = 24, NAME_WIDTH = 80 };
 
 void attn_progress_init(attn_progress *p, int total, double total_weight)
 {

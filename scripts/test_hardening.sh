@@ -87,7 +87,8 @@ stage_fuzz() {
         else
             failed+=("$t")
             echo "$t: CRASH (log: $dir/$t.log)"
-            tail -20 "$dir/$t.log"
+            grep -m1 -A30 -E 'ERROR: |runtime error|violated|deadly signal|timeout' "$dir/$t.log" ||
+                tail -30 "$dir/$t.log"
             local a
             for a in "$dir/artifacts/$t"/*; do
                 [[ -f $a ]] || continue
