@@ -174,7 +174,7 @@ static void probe_workspace(const attn_shape *s)
 {
     for (int t = 1; t <= 4; t *= 2)
         for (int i = 0; i < attn_variants_count; i++) {
-            attn_problem p = attn_problem_for(s, NULL, NULL, NULL);
+            attn_problem p = attn_problem_make(s, NULL, NULL, NULL, NULL);
             p.threads = t;
             size_t bytes = 0;
             int rc = attn_variants[i].workspace_size(&p, &bytes);
@@ -225,7 +225,7 @@ static int oracle_applies(const attn_shape *s, data_mode mode)
 static void check_rules(const attn_shape *s, const float *q, const float *k, const float *v,
                         float *const *outs, const int *ran)
 {
-    const attn_problem p = attn_problem_for(s, q, k, v);
+    const attn_problem p = attn_problem_make(s, q, k, v, NULL);
     double *scratch = malloc(sizeof(double) * (3 * (size_t)s->d_v + (size_t)s->n_kv));
     REQUIRE(scratch, "malloc");
     attn_ref_row r = {.o = scratch,

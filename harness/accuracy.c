@@ -8,20 +8,6 @@
 
 #include "cases.h"
 
-attn_problem attn_problem_for(const attn_shape *s, const float *q, const float *k, const float *v)
-{
-    return (attn_problem){
-        .shape = *s,
-        .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
-        .group = s->heads_q / s->heads_kv,
-        .threads = omp_get_max_threads(),
-        .q = q,
-        .k = k,
-        .v = v,
-        .o = NULL,
-    };
-}
-
 int attn_check_output(const attn_variant *v, const attn_problem *p, const float *o,
                       int64_t row_stride, attn_err_stats *out)
 {
@@ -132,7 +118,7 @@ int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffer
         snprintf(why, cap, "guard bytes around the workspace overwritten");
         return -1;
     }
-    attn_problem p = attn_problem_for(s, b->q, b->k, b->v);
+    attn_problem p = attn_problem_make(s, b->q, b->k, b->v, NULL);
     if (attn_check_output(v, &p, b->o, 1, st) != ATTN_OK) {
         snprintf(why, cap, "out of memory for the reference");
         return -1;

@@ -11,8 +11,6 @@
 int attn_check_output(const attn_variant *v, const attn_problem *p, const float *o,
                       int64_t row_stride, attn_err_stats *out);
 
-/* Builds the problem the dispatcher would build (scale resolved). */
-attn_problem attn_problem_for(const attn_shape *s, const float *q, const float *k, const float *v);
 
 /* Buffers for one case's tensors, O surrounded by guard floats. */
 enum { ATTN_GUARD_FLOATS = 16 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_features.h"
+#include "variant.h"
 
 int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
 {
@@ -60,5 +61,20 @@ int cli_check_cpu_mask(const char *cmd)
         fprintf(stderr, "%s: %s\n", cmd, cpu->mask_message);
         return -1;
     }
+    return 0;
+}
+
+int cli_add_variant(const char *cmd, const char *name, const attn_variant **list, int *n, int cap)
+{
+    const attn_variant *v = attn_find_variant(name);
+    if (!v) {
+        fprintf(stderr, "%s: --variant '%s' is not a variant (attnbench list)\n", cmd, name);
+        return -1;
+    }
+    for (int i = 0; i < *n; i++)
+        if (list[i] == v)
+            return 0; /* named twice: run once */
+    if (*n < cap)
+        list[(*n)++] = v;
     return 0;
 }

@@ -34,6 +34,12 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
 int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
                      double *out);
 
+/* Appends the variant named `name` to list[*n] (at most `cap`, each once);
+ * prints "<cmd>: --variant 'x' is not a variant" and returns -1 when unknown. */
+struct attn_variant;
+int cli_add_variant(const char *cmd, const char *name, const struct attn_variant **list, int *n,
+                    int cap);
+
 /* Prints "<cmd>: unknown option '<arg>'" plus a hint to --help; returns EXIT_USAGE. */
 int cli_unknown(const char *cmd, const char *arg);
 

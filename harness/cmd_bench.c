@@ -128,13 +128,8 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
             if (r < 0)
                 return -1;
-            const attn_variant *v = attn_find_variant(value);
-            if (!v) {
-                fprintf(stderr, "bench: --variant '%s' is not a variant (attnbench list)\n", value);
+            if (cli_add_variant("bench", value, o->variants, &o->n_variants, MAX_VARIANTS) != 0)
                 return -1;
-            }
-            if (o->n_variants < MAX_VARIANTS)
-                o->variants[o->n_variants++] = v;
         } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
             if (r < 0)
                 return -1;

@@ -119,14 +119,8 @@ static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
             if (r < 0)
                 return -1;
-            const attn_variant *v = attn_find_variant(value);
-            if (!v) {
-                fprintf(stderr, "matrix: --variant '%s' is not a variant (attnbench list)\n",
-                        value);
+            if (cli_add_variant("matrix", value, o->variants, &o->n_variants, MAX_VARIANTS) != 0)
                 return -1;
-            }
-            if (o->n_variants < MAX_VARIANTS)
-                o->variants[o->n_variants++] = v;
         } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
             if (r < 0 || cli_parse_long("matrix", "--threads", value, 1, 4096, &x) != 0)
                 return -1;
@@ -202,7 +196,7 @@ static void check_cell(attn_perf_cell *c, int all, attn_result_row *row)
                  "failed: guard bytes around the workspace overwritten");
         return;
     }
-    attn_problem p = attn_problem_for(&c->shape, c->q, c->k, c->v);
+    attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
     p.threads = c->threads;   /* rule A's r counts the run's threads */
     omp_set_num_threads(all); /* the reference itself may use every core */
     attn_err_stats st;

@@ -145,14 +145,8 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
             if (r < 0)
                 return -1;
-            const attn_variant *v = attn_find_variant(value);
-            if (!v) {
-                fprintf(stderr, "verify: --variant '%s' is not a variant (attnbench list)\n",
-                        value);
+            if (cli_add_variant("verify", value, o->variants, &o->n_variants, MAX_VARIANTS) != 0)
                 return -1;
-            }
-            if (o->n_variants < MAX_VARIANTS)
-                o->variants[o->n_variants++] = v;
         } else if ((r = cli_flag_value(argc, argv, &i, "--cases", &value)) != 0) {
             int set = r < 0 ? -1 : attn_case_set_parse(value);
             if (set < 0) {

@@ -18,7 +18,7 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int thread
                           size_t *workspace_bytes, char *why, size_t cap)
 {
     *workspace_bytes = 0;
-    attn_problem p = attn_problem_for(s, NULL, NULL, NULL);
+    attn_problem p = attn_problem_make(s, NULL, NULL, NULL, NULL);
     p.threads = threads;
     size_t bytes = 0;
     int ws_rc = v->workspace_size(&p, &bytes);
@@ -102,7 +102,7 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
         memcpy(c->v + i * c->v_stride, c->v, sizeof(float) * c->v_stride);
     }
     memset(c->o, 0, sizeof(float) * c->o_stride * (size_t)c->copies);
-    c->problem = attn_problem_for(&c->shape, c->q, c->k, c->v);
+    c->problem = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
     c->problem.o = c->o;
     c->problem.threads = threads;
     if (v->workspace_size(&c->problem, &c->workspace_bytes) != ATTN_OK) {

@@ -73,6 +73,21 @@ int attn_check_shape(const attn_shape *s, char *msg, size_t cap)
     return ATTN_OK;
 }
 
+attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
+                               float *o)
+{
+    return (attn_problem){
+        .shape = *s,
+        .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
+        .group = s->heads_q / s->heads_kv,
+        .threads = omp_get_max_threads(),
+        .q = q,
+        .k = k,
+        .v = v,
+        .o = o,
+    };
+}
+
 size_t attn_workspace_limit(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -137,16 +152,7 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
         }
         return ATTN_ENOTSUP;
     }
-    attn_problem p = {
-        .shape = *s,
-        .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
-        .group = s->heads_q / s->heads_kv,
-        .threads = omp_get_max_threads(),
-        .q = q,
-        .k = k,
-        .v = v,
-        .o = o,
-    };
+    attn_problem p = attn_problem_make(s, q, k, v, o);
     size_t bytes = 0;
     rc = var->workspace_size(&p, &bytes);
     size_t limit = attn_workspace_limit();

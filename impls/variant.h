@@ -89,6 +89,11 @@ static inline float *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
  * the field and its value ("heads_kv = 3 does not divide heads_q = 8"). */
 int attn_check_shape(const attn_shape *s, char *msg, size_t cap);
 
+/* The problem the dispatcher builds from a checked shape: scale resolved,
+ * group = heads_q / heads_kv, threads = omp_get_max_threads(). */
+attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
+                               float *o);
+
 /* The workspace limit in bytes: half the physical memory, at most 64 GiB. */
 size_t attn_workspace_limit(void);
 

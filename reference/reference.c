@@ -89,16 +89,7 @@ int attn_reference(const attn_shape *s, const float *q, const float *k, const fl
         return rc;
     if (!q || !k || !v || !o)
         return ATTN_EINVAL;
-    attn_problem p = {
-        .shape = *s,
-        .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
-        .group = s->heads_q / s->heads_kv,
-        .threads = omp_get_max_threads(),
-        .q = q,
-        .k = k,
-        .v = v,
-        .o = NULL,
-    };
+    attn_problem p = attn_problem_make(s, q, k, v, NULL);
     const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
     const size_t per_thread = 2 * (size_t)s->d_v + (size_t)s->n_kv;
     double *scratch = malloc(sizeof(double) * per_thread * (size_t)p.threads);

@@ -3,7 +3,8 @@
 #   asan      every ctest again, built with AddressSanitizer + UBSan (gcc, build-asan/)
 #   fuzz      each libFuzzer target in fuzz/ for FUZZ_SECONDS from its seed corpus
 #             (clang, ASan + UBSan, build-fuzz/)
-#   tsan      tests/test_concurrent under ThreadSanitizer (clang + libomp, build-tsan/)
+#   tsan      tests/test_concurrent and test_threads under ThreadSanitizer (clang +
+#             libomp + Archer, build-tsan/)
 #   valgrind  memcheck on build/ (set up by scripts/setup.sh): special-value verify
 #             runs, the CLI's refusals, test_contract, test_concurrent
 # Any sanitizer report, fuzzer crash, data race or memcheck error fails.
@@ -101,12 +102,12 @@ stage_fuzz() {
 }
 
 stage_tsan() {
-    say "ThreadSanitizer: tests/test_concurrent (clang + libomp, build-tsan/)"
+    say "ThreadSanitizer: test_concurrent, test_threads (clang + libomp, build-tsan/)"
     local dir="$root/build-tsan" flags="-fsanitize=thread -fno-omit-frame-pointer"
     configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
         -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
         -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-    cmake --build "$dir" -j "$jobs" --target test_concurrent
+    cmake --build "$dir" -j "$jobs" --target test_concurrent test_threads
     # LLVM's OpenMP runtime is not built with TSan, so TSan cannot see its
     # barriers and would report every parallel region. Archer (libarcher.so,
     # shipped with libomp-dev) tells TSan about OpenMP's synchronisation
@@ -120,9 +121,15 @@ stage_tsan() {
         echo "tsan: libarcher.so not found: OpenMP limited to 1 thread per call"
         omp_threads=1 cap=1
     fi
+    local tsan="halt_on_error=1:exitcode=66:ignore_noninstrumented_modules=1:second_deadlock_stack=1"
     OMP_TOOL_LIBRARIES=$archer OMP_NUM_THREADS=$omp_threads ATTN_TEST_MAX_THREADS=$cap \
-        TSAN_OPTIONS="halt_on_error=1:exitcode=66:ignore_noninstrumented_modules=1:second_deadlock_stack=1" \
-        "$dir/tests/test_concurrent" || fail "test_concurrent under ThreadSanitizer"
+        TSAN_OPTIONS=$tsan "$dir/tests/test_concurrent" || fail "test_concurrent under ThreadSanitizer"
+    # Every variant at 1..4 OpenMP threads: races inside their own parallel
+    # regions (split-KV merges, per-thread workspace slices). Needs Archer.
+    if [[ -n $archer ]]; then
+        OMP_TOOL_LIBRARIES=$archer TSAN_OPTIONS=$tsan "$dir/tests/test_threads" ||
+            fail "test_threads under ThreadSanitizer"
+    fi
 }
 
 # vg EXPECTED_EXIT command...: memcheck errors exit 99, anything else must

@@ -71,7 +71,7 @@ static void test_workspace_over_limit(check_tally *t)
         int refused = 0;
         for (size_t si = 0; si < sizeof huge / sizeof huge[0]; si++) {
             CHECK(t, attn_check_shape(&huge[si], NULL, 0) == ATTN_OK, "shape %zu refused", si);
-            attn_problem p = attn_problem_for(&huge[si], q, k, v);
+            attn_problem p = attn_problem_make(&huge[si], q, k, v, NULL);
             size_t bytes = 0;
             int ws = var->workspace_size(&p, &bytes);
             CHECK(t, ws == ATTN_OK || ws == ATTN_ENOMEM, "%s: workspace_size %d", var->name, ws);
