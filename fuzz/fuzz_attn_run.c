@@ -39,7 +39,7 @@
 #define REQUIRE(cond, ...)                                                                         \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_attn_run: %s:%d: violated: %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, "fuzz_attn_run: %s:%d: violated: %s: ", __FILE__, __LINE__, #cond);    \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
             abort();                                                                               \
@@ -55,15 +55,15 @@ enum { HEADER = 1 + 9 * 5 };
 enum { FIELD_BATCH, FIELD_HQ, FIELD_HKV, FIELD_NQ, FIELD_NKV, FIELD_DK, FIELD_DV, FIELD_CAUSAL };
 
 static const int32_t hostile_ints[] = {
-    0,         -1,        1,          2,          3,          INT32_MAX, INT32_MIN,
-    INT32_MAX - 1, 65536, 65537,      46341,      300000,     1 << 20,   1 << 30,
-    -65536,    63,        64,         65,         127,        128,       129,
-    (1 << 24) + 1, 1 << 15, 7,        1000003,    -2147483647, 255,      256,
+    0,       -1,          1,     2,      3,       INT32_MAX,     INT32_MIN, INT32_MAX - 1,
+    65536,   65537,       46341, 300000, 1 << 20, 1 << 30,       -65536,    63,
+    64,      65,          127,   128,    129,     (1 << 24) + 1, 1 << 15,   7,
+    1000003, -2147483647, 255,   256,
 };
 static const float small_scales[] = {0.5f, -0.3f, 1.0f, 2.0f, 20.0f, -1.0f, 1e-3f, 0.125f};
-static const float hostile_scales[] = {NAN,       INFINITY, -INFINITY, FLT_MAX,     -FLT_MAX,
-                                       1e30f,     -1e30f,   FLT_MIN,   0x1p-149f,   -0.0f,
-                                       1e-45f,    1e20f,    -1e20f,    0x1p-126f,   88.7f};
+static const float hostile_scales[] = {NAN,    INFINITY, -INFINITY, FLT_MAX,   -FLT_MAX,
+                                       1e30f,  -1e30f,   FLT_MIN,   0x1p-149f, -0.0f,
+                                       1e-45f, 1e20f,    -1e20f,    0x1p-126f, 88.7f};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static uint32_t le32(const uint8_t *b)
@@ -120,6 +120,14 @@ static float pick_scale(const uint8_t *rec)
 
 typedef enum { DATA_TAME, DATA_SPECIALS, DATA_RAW_BITS } data_mode;
 
+/* The bytes that stand for special values in DATA_SPECIALS mode. */
+static const struct {
+    uint8_t byte;
+    float value;
+} specials[] = {{0x7f, NAN},        {0x7e, INFINITY},
+                {0x81, -INFINITY},  {0x80, 0x1p-140f} /* subnormal */,
+                {0x82, -0x1p-130f}, {0x83, -0.0f}};
+
 /* Tame: small multiples of 1/16 (products and sums exact for a while);
  * specials: tame with NaN, +-Inf, subnormals and -0 mixed in; raw: any bits. */
 static void fill(float *x, size_t n, const uint8_t *data, size_t size, size_t *pos, data_mode mode)
@@ -135,16 +143,9 @@ static void fill(float *x, size_t n, const uint8_t *data, size_t size, size_t *p
         }
         uint8_t b = data[(*pos)++ % size];
         float t = (float)(int8_t)b / 16.0f;
-        if (mode == DATA_SPECIALS)
-            switch (b) {
-            case 0x7f: t = NAN; break;
-            case 0x7e: t = INFINITY; break;
-            case 0x81: t = -INFINITY; break;
-            case 0x80: t = 0x1p-140f; break; /* subnormal */
-            case 0x82: t = -0x1p-130f; break;
-            case 0x83: t = -0.0f; break;
-            default: break;
-            }
+        for (size_t j = 0; mode == DATA_SPECIALS && j < COUNT(specials); j++)
+            if (b == specials[j].byte)
+                t = specials[j].value;
         x[i] = t;
     }
 }
@@ -195,8 +196,8 @@ static void run_refused(const attn_shape *s, unsigned null_which)
         const char *name = i < 0 ? "no-such-variant" : attn_variants[i].name;
         set_bits(o, 16, unset_bits);
         int rc = attn_run(name, s, qp, kp, vp, op);
-        REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL), "%s: refused call returned %d",
-                name, rc);
+        REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL), "%s: refused call returned %d", name,
+                rc);
         REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused call", name);
         if (i >= 0) {
             rc = attn_run_variant(&attn_variants[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
@@ -245,10 +246,12 @@ static void check_rules(const attn_shape *s, const float *q, const float *k, con
             attn_err_init(&st);
             attn_err_row(&st, &p, b, h, i, &r, outs[vi] + (size_t)row * s->d_v, var->exp_ulps,
                          attn_rescales(var, &p, r.n_seen));
-            REQUIRE(st.failures == 0, "%s on B=%d,Hq=%d,Hkv=%d,nq=%d,nkv=%d,dk=%d,dv=%d,causal=%d,"
-                    "scale=%g: %s", var->name, (int)s->batch, (int)s->heads_q, (int)s->heads_kv,
-                    (int)s->n_q, (int)s->n_kv, (int)s->d_k, (int)s->d_v, (int)s->causal,
-                    (double)s->scale, st.first_failure);
+            REQUIRE(st.failures == 0,
+                    "%s on B=%d,Hq=%d,Hkv=%d,nq=%d,nkv=%d,dk=%d,dv=%d,causal=%d,"
+                    "scale=%g: %s",
+                    var->name, (int)s->batch, (int)s->heads_q, (int)s->heads_kv, (int)s->n_q,
+                    (int)s->n_kv, (int)s->d_k, (int)s->d_v, (int)s->causal, (double)s->scale,
+                    st.first_failure);
         }
     }
     free(scratch);
@@ -256,8 +259,8 @@ static void check_rules(const attn_shape *s, const float *q, const float *k, con
 
 static void run_accepted(const attn_shape *s, const uint8_t *data, size_t size, data_mode mode)
 {
-    const size_t nq = attn_q_elems(s), nk = attn_kv_elems(s, s->d_k),
-                 nv = attn_kv_elems(s, s->d_v), no = attn_o_elems(s);
+    const size_t nq = attn_q_elems(s), nk = attn_kv_elems(s, s->d_k), nv = attn_kv_elems(s, s->d_v),
+                 no = attn_o_elems(s);
     float *q = malloc(sizeof(float) * nq), *k = malloc(sizeof(float) * nk),
           *v = malloc(sizeof(float) * nv);
     float *outs[64] = {0};

@@ -24,7 +24,7 @@
 #define REQUIRE(cond, ...)                                                                         \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_resume_csv: %s:%d: violated: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, "fuzz_resume_csv: %s:%d: violated: %s: ", __FILE__, __LINE__, #cond);  \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
             abort();                                                                               \

@@ -57,8 +57,8 @@ static void set_canary(float *x, size_t n)
 static void test_workspace_over_limit(check_tally *t)
 {
     const attn_shape huge[] = {
-        {1, 1, 1, 300000, 300000, 1, 1, 0, 0.0f},         /* naive: n^2 scores, 360 GB */
-        {1, 1, 1, 256, INT32_MAX, 1, 1, 0, 0.0f},          /* a block of rows x 2^31 keys */
+        {1, 1, 1, 300000, 300000, 1, 1, 0, 0.0f}, /* naive: n^2 scores, 360 GB */
+        {1, 1, 1, 256, INT32_MAX, 1, 1, 0, 0.0f}, /* a block of rows x 2^31 keys */
         {1, 1, 1, 1 << 20, 1 << 20, 1 << 10, 1 << 10, 0, 0.0f},
         {1, 1, 1, 1, INT32_MAX, 1 << 20, 1 << 20, 0, 0.0f}, /* decode, huge head dims */
     };
@@ -120,8 +120,8 @@ static void test_allocation_failure(check_tally *t)
         float *o = buf + 3 * 20000;
         set_canary(o, 20000);
         char msg[256];
-        int rc = attn_run_variant(attn_find_variant("naive"), &s, buf, buf + 20000, buf + 40000,
-                                  o, NULL, msg, sizeof msg);
+        int rc = attn_run_variant(attn_find_variant("naive"), &s, buf, buf + 20000, buf + 40000, o,
+                                  NULL, msg, sizeof msg);
         if (rc != ATTN_ENOMEM)
             _exit(1);
         if (!untouched(o, 20000) || !strstr(msg, "cannot allocate"))
