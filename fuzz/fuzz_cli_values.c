@@ -1,7 +1,8 @@
 /* libFuzzer target: the CLI's value parsers and the name formatters on
  * arbitrary text. The input is split at NUL bytes into an argv (so flags,
  * "--flag=value" forms and missing values all occur), then every string
- * goes through cli_parse_long, attn_case_set_parse and attn_cpu_parse_mask,
+ * goes through cli_parse_long, cli_parse_double, cli_add_variant,
+ * attn_case_set_parse and attn_cpu_parse_mask,
  * and the formatters write into buffers of exactly the size they are told
  * (so AddressSanitizer sees a one-byte overrun). Each parser's answer is
  * checked against what its contract promises, not only "no crash". */
@@ -56,6 +57,38 @@ static void check_parse_long(const char *text, uint8_t range)
     } else {
         REQUIRE(out == 12345); /* untouched on refusal */
     }
+}
+
+static void check_parse_double(const char *text, uint8_t range)
+{
+    static const double bounds[][2] = {{0.0, 10.0}, {1e-6, 1e6}, {-1.0, 1.0}, {0.001, 3600.0}};
+    const double *b = bounds[range % (sizeof bounds / sizeof bounds[0])];
+    double out = 12345.0;
+    int rc = cli_parse_double("fuzz", "--seconds", text, b[0], b[1], &out);
+    REQUIRE(rc == 0 || rc == -1);
+    if (rc == 0)
+        REQUIRE(out >= b[0] && out <= b[1] && out == strtod(text, NULL)); /* never NaN */
+    else
+        REQUIRE(out == 12345.0);
+}
+
+/* --variant NAME, repeated, into a list of exactly `cap` entries. */
+static void check_add_variant(char **names, int n_names, int cap)
+{
+    const struct attn_variant **list = malloc(sizeof *list * (size_t)(cap ? cap : 1));
+    int n = 0;
+    for (int i = 0; i < n_names; i++) {
+        int before = n;
+        int rc = cli_add_variant("fuzz", names[i], list, &n, cap);
+        REQUIRE(rc == 0 || rc == -1);
+        REQUIRE(n >= before && n <= before + 1 && n <= cap);
+        if (rc == -1)
+            REQUIRE(n == before);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            REQUIRE(list[i] != list[j]); /* each variant once */
+    free(list);
 }
 
 static void check_case_set(const char *text)
@@ -168,8 +201,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)cli_switch(argv, i, "--verbose");
     }
     /* Every string on its own through every value parser and formatter. */
+    check_add_variant(argv + 1, argc - 1, knobs % 4);
     for (int i = 1; i < argc; i++) {
         check_parse_long(argv[i], (uint8_t)(knobs + i));
+        check_parse_double(argv[i], (uint8_t)(knobs + i));
         check_case_set(argv[i]);
         check_cpu_mask(argv[i], (size_t)((knobs * 7 + i) % 200));
     }

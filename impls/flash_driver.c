@@ -13,9 +13,14 @@ typedef struct flash_plan {
     int64_t tasks;          /* batch · heads_kv · tiles_per_head */
     int32_t rows;           /* rows per tile, padded to lanes */
     int32_t splits;         /* key-range chunks per tile (1: no split) */
+    int few;                /* the geometry's few_kernel and row-major layout */
+    int32_t ld;             /* few: row stride of q and acc */
+    /* Element (r, t) of q is at r·q_rs + t·q_ts, (r, c) of acc at r·acc_rs + c·acc_cs. */
+    size_t q_rs, q_ts, acc_rs, acc_cs;
     /* Per-thread slice, in floats from its start (each 64-byte aligned). */
     size_t qt_at, seen_at, scores_at, state_at, slice_floats;
     size_t state_floats; /* m, l, acc of one tile */
+    size_t acc_at;       /* acc's offset in a tile's state */
     size_t partials_at;  /* where the split partial states start (splits > 1) */
     size_t total_bytes;
 } flash_plan;
@@ -60,18 +65,39 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     const attn_shape *s = &p->shape;
     memset(pl, 0, sizeof *pl);
     pl->rows_per_head = (int64_t)s->n_q * p->group;
-    pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
-    /* Rows shared out evenly among the tiles, then padded to whole vectors:
-     * 70 rows become two tiles of 48, not 64 + 6. */
-    int64_t rows = ceil_div(ceil_div(pl->rows_per_head, pl->tiles_per_head), g->lanes) * g->lanes;
-    pl->rows = (int32_t)rows;
+    pl->few = g->few_kernel && pl->rows_per_head <= g->few_rows;
+    if (pl->few) {
+        pl->tiles_per_head = 1;
+        int32_t rows = 1;
+        while (rows < pl->rows_per_head)
+            rows *= 2;
+        pl->rows = rows;
+        pl->ld = (int32_t)round16((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
+    } else {
+        pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
+        /* Rows shared out evenly among the tiles, then padded to whole
+         * vectors: 70 rows become two tiles of 48, not 64 + 6. */
+        int64_t rows =
+            ceil_div(ceil_div(pl->rows_per_head, pl->tiles_per_head), g->lanes) * g->lanes;
+        pl->rows = (int32_t)rows;
+    }
     pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
     pl->splits = choose_splits(p, g, pl->tasks);
 
-    size_t r = (size_t)pl->rows, end = 0, n;
-    if (__builtin_mul_overflow((size_t)s->d_v + 2, r, &pl->state_floats))
+    size_t r = (size_t)pl->rows, end = 0, n, acc_floats;
+    pl->q_rs = pl->few ? (size_t)pl->ld : 1;
+    pl->q_ts = pl->few ? 1 : r;
+    pl->acc_rs = pl->q_rs;
+    pl->acc_cs = pl->q_ts;
+    pl->acc_at = round16(2 * r);
+    if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_v, r, &acc_floats) ||
+        __builtin_add_overflow(pl->acc_at, acc_floats, &pl->state_floats))
         return ATTN_ENOMEM;
-    if (__builtin_mul_overflow((size_t)s->d_k, r, &n))
+    /* Split partial states lie back to back: each starts 64-byte aligned. */
+    pl->state_floats = round16(pl->state_floats);
+    if (pl->state_floats < acc_floats)
+        return ATTN_ENOMEM;
+    if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_k, r, &n))
         return ATTN_ENOMEM;
     pl->qt_at = carve(&end, n);
     pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
@@ -128,48 +154,47 @@ static void row_source(const attn_problem *p, const task_rows *t, int32_t r, int
     *h = t->kv_head * p->group + (int32_t)(gi % p->group);
 }
 
-/* Packs the tile's queries transposed and the keys each row sees; returns
- * the most keys any row sees. */
-static int32_t pack_tile(const attn_problem *p, const task_rows *t, int32_t rows, float *qt,
-                         int32_t *seen, int32_t *seen_min)
+/* Packs the tile's queries (transposed, or row-major for few) and the keys
+ * each row sees; returns the most keys any row sees. */
+static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
+                         float *qt, int32_t *seen, int32_t *seen_min)
 {
-    const int32_t d_k = p->shape.d_k;
+    const int32_t d_k = p->shape.d_k, rows = pl->rows;
     const float sign = p->scale < 0.0f ? -1.0f : 1.0f;
     int32_t hi = 0, lo = INT32_MAX;
+    /* Padding rows (and a row-major row's columns past d_k) are zero. */
+    memset(qt, 0, sizeof(float) * (pl->few ? (size_t)pl->ld : (size_t)d_k) * rows);
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
         const float *q = attn_q_head(p, t->b, h) + (size_t)i * d_k;
         for (int32_t c = 0; c < d_k; c++)
-            qt[(size_t)c * rows + r] = sign * q[c];
+            qt[r * pl->q_rs + c * pl->q_ts] = sign * q[c];
         seen[r] = attn_keys_seen(&p->shape, i);
         hi = seen[r] > hi ? seen[r] : hi;
         lo = seen[r] < lo ? seen[r] : lo;
     }
-    for (int32_t r = t->nvalid; r < rows; r++) {
-        for (int32_t c = 0; c < d_k; c++)
-            qt[(size_t)c * rows + r] = 0.0f;
+    for (int32_t r = t->nvalid; r < rows; r++)
         seen[r] = hi;
-    }
     *seen_min = lo;
     return hi;
 }
 
-static void init_state(float *state, int32_t rows, int32_t d_v)
+static void init_state(const flash_plan *pl, float *state)
 {
-    for (int32_t r = 0; r < rows; r++) {
-        state[r] = -INFINITY;   /* m */
-        state[rows + r] = 0.0f; /* l */
+    for (int32_t r = 0; r < pl->rows; r++) {
+        state[r] = -INFINITY;       /* m */
+        state[pl->rows + r] = 0.0f; /* l */
     }
-    memset(state + 2 * (size_t)rows, 0, sizeof(float) * (size_t)d_v * rows); /* acc */
+    memset(state + pl->acc_at, 0, sizeof(float) * (pl->state_floats - pl->acc_at)); /* acc */
 }
 
 /* O row = acc / l; a row that sees no key is exactly +0. */
-static void finish_tile(const attn_problem *p, const task_rows *t, int32_t rows,
+static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
                         const int32_t *seen, const float *state)
 {
     const int32_t d_v = p->shape.d_v;
-    const float *l = state + rows, *acc = state + 2 * (size_t)rows;
+    const float *l = state + pl->rows, *acc = state + pl->acc_at;
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
@@ -179,7 +204,7 @@ static void finish_tile(const attn_problem *p, const task_rows *t, int32_t rows,
             continue;
         }
         for (int32_t c = 0; c < d_v; c++)
-            o[c] = acc[(size_t)c * rows + r] / l[r];
+            o[c] = acc[r * pl->acc_rs + c * pl->acc_cs] / l[r];
     }
 }
 
@@ -196,8 +221,8 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
     float *state =
         pl->splits > 1 ? partials + (size_t)unit * pl->state_floats : slice + pl->state_at;
     int32_t seen_min;
-    int32_t seen_max = pack_tile(p, &t, pl->rows, qt, seen, &seen_min);
-    init_state(state, pl->rows, p->shape.d_v);
+    int32_t seen_max = pack_tile(p, pl, &t, qt, seen, &seen_min);
+    init_state(pl, state);
 
     /* The chunk's blocks, counted over the keys this tile can see: blocks
      * that no row sees are never visited (causal skipping). */
@@ -214,18 +239,21 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .kv_end = (int32_t)end,
         .seen_min = seen_min,
         .seen = seen,
-        .qt = qt,
+        .qt = pl->few ? NULL : qt,
         .k = attn_k_head(p, t.b, t.kv_head * p->group),
         .v = attn_v_head(p, t.b, t.kv_head * p->group),
         .m = state,
         .l = state + pl->rows,
-        .acc = state + 2 * (size_t)pl->rows,
+        .acc = pl->few ? NULL : state + pl->acc_at,
         .scores = slice + pl->scores_at,
+        .ld = pl->ld,
+        .q = pl->few ? qt : NULL,
+        .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
     if (tile.kv_begin < tile.kv_end)
-        kernel(&tile);
+        (pl->few ? g->few_kernel : kernel)(&tile);
     if (pl->splits == 1)
-        finish_tile(p, &t, pl->rows, seen, state);
+        finish_tile(p, pl, &t, seen, state);
 }
 
 /* Merges a task's chunk states in chunk order and writes its O rows:
@@ -254,9 +282,9 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
             const float *st = first + (size_t)c * pl->state_floats;
             float w = expf(st[r] - shift);
             l += w * st[rows + r];
-            const float *acc = st + 2 * (size_t)rows;
+            const float *acc = st + pl->acc_at;
             for (int32_t col = 0; col < d_v; col++)
-                o[col] += w * acc[(size_t)col * rows + r];
+                o[col] += w * acc[r * pl->acc_rs + col * pl->acc_cs];
         }
         for (int32_t col = 0; col < d_v; col++)
             o[col] /= l;

@@ -19,7 +19,14 @@
  * are merged in chunk order (flash-decoding): splits depends only on the
  * shape and the thread count, so a fixed thread count is bitwise
  * reproducible. At most 2 × threads chunks, so rule A's r = ceil(n/kv_block)
- * + 2·threads covers the merges. */
+ * + 2·threads covers the merges.
+ *
+ * Few rows (decode): when a (batch, K/V head) has at most few_rows query
+ * rows in all, rows as lanes would leave most lanes padding and read K
+ * column by column. Such a head is one tile for the geometry's few_kernel,
+ * with the queries and acc row-major (q[r][t], acc[r][c]) and rows padded
+ * only to a power of two: the kernel can stream K and V rows sequentially
+ * with the keys as lanes. Tiles, splits and merges are the same. */
 #ifndef ATTN_FLASH_DRIVER_H
 #define ATTN_FLASH_DRIVER_H
 
@@ -34,15 +41,22 @@
  * stack (gcc inlines large static functions only when told). */
 #define FLASH_INLINE static inline __attribute__((always_inline))
 
+typedef struct flash_tile flash_tile;
+typedef void (*flash_kernel)(const flash_tile *t);
+
 typedef struct flash_geometry {
     int32_t lanes;    /* floats per vector: tile rows are padded to a multiple */
     int32_t max_rows; /* most rows per tile, a multiple of lanes */
     int32_t kv_block; /* keys per online-softmax block (rule A's kv_block) */
+    /* Heads with n_q·group <= few_rows (a power of two) go to few_kernel in
+     * the row-major layout, rows padded to a power of two; 0: never. */
+    int32_t few_rows;
+    flash_kernel few_kernel;
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
  * `rows` floats and start 64-byte aligned. */
-typedef struct flash_tile {
+struct flash_tile {
     int32_t rows; /* tile rows including padding: a multiple of lanes */
     int32_t d_k, d_v;
     int32_t kv_block;
@@ -66,7 +80,13 @@ typedef struct flash_tile {
     float *l;      /* [rows] sum of exp(s - m) */
     float *acc;    /* [d_v][rows] sum of exp(s - m)·v, transposed */
     float *scores; /* [kv_block][rows] scratch for one block's scores */
-} flash_tile;
+    /* few_kernel tiles only (qt and acc are NULL there): the same row-major,
+     * rows ld floats apart, ld a multiple of 16 >= d_k, d_v, zero padded;
+     * rows is a power of two <= few_rows. */
+    int32_t ld;
+    const float *q; /* [rows][ld] queries (sign folded in as for qt) */
+    float *acc_rm;  /* [rows][ld] acc */
+};
 
 /* What a kernel computes for each block [j0, j0 + nb), every row r:
  *   s_j  = (q_r · k_j) · scale            for j < seen[r]
@@ -79,7 +99,6 @@ typedef struct flash_tile {
  * rule A's d_k + 2 roundings (d_k + 1 when scale and shift are one FMA).
  * Keys j >= seen[r] must not touch row r at all (not even as 0·v_j: v_j may
  * be NaN or Inf for a key the row cannot see). */
-typedef void (*flash_kernel)(const flash_tile *t);
 
 int flash_workspace_size(const attn_problem *p, const flash_geometry *g, size_t *bytes);
 int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kernel, void *workspace);
