@@ -2,9 +2,9 @@
  * arbitrary text. The input is split at NUL bytes into an argv (so flags,
  * "--flag=value" forms and missing values all occur), then every string
  * goes through cli_parse_long, cli_parse_double, cli_add_variant,
- * attn_case_set_parse and attn_cpu_parse_mask,
- * and the formatters write into buffers of exactly the size they are told
- * (so AddressSanitizer sees a one-byte overrun). Each parser's answer is
+ * attn_case_set_parse and attn_cpu_parse_mask, and the formatters write into
+ * buffers of exactly the size they are told (so AddressSanitizer sees a
+ * one-byte overrun). Each parser's answer is
  * checked against what its contract promises, not only "no crash". */
 #include <ctype.h>
 #include <limits.h>

@@ -45,6 +45,28 @@ static inline int32_t min32(int32_t a, int32_t b)
     return a < b ? a : b;
 }
 
+/* A run of cache lines to prefetch into L2, one per step of an inner loop
+ * (see fold_block). */
+typedef struct prefetch_run {
+    const char *at;
+    int32_t lines;
+} prefetch_run;
+
+static inline prefetch_run prefetch_rows(const float *first, int32_t n_rows, int32_t d)
+{
+    int64_t floats = n_rows > 0 ? (int64_t)n_rows * d : 0;
+    return (prefetch_run){(const char *)first, (int32_t)((floats + 15) / 16)};
+}
+
+FLASH_INLINE void prefetch_step(prefetch_run *r)
+{
+    if (r->lines > 0) {
+        _mm_prefetch(r->at, _MM_HINT_T1);
+        r->at += 64;
+        r->lines--;
+    }
+}
+
 /* All-ones in the lanes (rows) that see key j. */
 static inline __m256 sees(__m256i seen, int32_t j)
 {
@@ -57,7 +79,7 @@ static inline __m256 sees(__m256i seen, int32_t j)
  * operand when either is NaN). The softmax applies scale and shift in one
  * FMA, as flash_avx512.c does. */
 FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, int v0, const int ng,
-                               const int masked, __m256 *bmax)
+                               const int masked, __m256 *bmax, prefetch_run *pf)
 {
     const int rt = keys_per_tile(ng);
     const int32_t rows = t->rows, d_k = t->d_k;
@@ -78,6 +100,7 @@ FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, int 
                 acc[i][v] = _mm256_setzero_ps();
         const float *q = t->qt + LANES * v0;
         for (int32_t c = 0; c < d_k; c++, q += rows) {
+            prefetch_step(pf);
             __m256 qv[GROUP];
             for (int v = 0; v < ng; v++)
                 qv[v] = _mm256_load_ps(q + LANES * v);
@@ -101,15 +124,15 @@ FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, int 
 }
 
 FLASH_INLINE void block_scores(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
-                               const int masked, __m256 *bmax)
+                               const int masked, __m256 *bmax, prefetch_run *pf)
 {
     for (int v = 0; v < nv; v++)
         bmax[v] = _mm256_set1_ps(-INFINITY);
     int v0 = 0;
     for (; v0 + GROUP <= nv; v0 += GROUP)
-        group_scores(t, j0, nb, v0, GROUP, masked, bmax);
+        group_scores(t, j0, nb, v0, GROUP, masked, bmax, pf);
     if (v0 < nv)
-        group_scores(t, j0, nb, v0, 1, masked, bmax);
+        group_scores(t, j0, nb, v0, 1, masked, bmax, pf);
 }
 
 /* Scores to weights in place; updates m and l, sets alpha = exp(m - m').
@@ -151,7 +174,7 @@ FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, co
  * last column is repeated; both copies compute and store the same value. */
 FLASH_INLINE void group_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t c0,
                                    const int cols, int v0, const int ng, const int masked,
-                                   const __m256 *alpha, int rescale)
+                                   const __m256 *alpha, int rescale, prefetch_run *pf)
 {
     const int rc = cols_per_tile(ng);
     const int32_t rows = t->rows, d_v = t->d_v;
@@ -171,6 +194,7 @@ FLASH_INLINE void group_accumulate(const flash_tile *t, int32_t j0, int32_t nb, 
     const float *vr = t->v + (size_t)j0 * d_v + c0;
     const float *p = t->scores + LANES * v0;
     for (int32_t j = 0; j < nb; j++, vr += d_v, p += rows) {
+        prefetch_step(pf);
         __m256 pv[GROUP], vis[GROUP];
         for (int v = 0; v < ng; v++) {
             pv[v] = _mm256_load_ps(p + LANES * v);
@@ -192,27 +216,34 @@ FLASH_INLINE void group_accumulate(const flash_tile *t, int32_t j0, int32_t nb, 
 }
 
 FLASH_INLINE void group_columns(const flash_tile *t, int32_t j0, int32_t nb, int v0, const int ng,
-                                const int masked, const __m256 *alpha, int rescale)
+                                const int masked, const __m256 *alpha, int rescale,
+                                prefetch_run *pf)
 {
     const int rc = cols_per_tile(ng);
     int32_t c0 = 0;
     for (; c0 + rc <= t->d_v; c0 += rc)
-        group_accumulate(t, j0, nb, c0, rc, v0, ng, masked, alpha, rescale);
+        group_accumulate(t, j0, nb, c0, rc, v0, ng, masked, alpha, rescale, pf);
     if (c0 < t->d_v)
-        group_accumulate(t, j0, nb, c0, t->d_v - c0, v0, ng, masked, alpha, rescale);
+        group_accumulate(t, j0, nb, c0, t->d_v - c0, v0, ng, masked, alpha, rescale, pf);
 }
 
 FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
                              const int masked)
 {
     __m256 bmax[MAX_VECTORS], alpha[MAX_VECTORS];
-    block_scores(t, j0, nb, nv, masked, bmax);
+    /* As in flash_avx512.c: the block's V is fetched into L2 during its
+     * Q·Kᵀ, the next block's K during this P·V, one line per inner step. */
+    prefetch_run pv = prefetch_rows(t->v + (size_t)j0 * t->d_v, nb, t->d_v);
+    int32_t j1 = j0 + nb;
+    prefetch_run pk =
+        prefetch_rows(t->k + (size_t)j1 * t->d_k, min32(t->kv_block, t->kv_end - j1), t->d_k);
+    block_scores(t, j0, nb, nv, masked, bmax, &pv);
     int rescale = block_softmax(t, nb, nv, bmax, alpha);
     int v0 = 0;
     for (; v0 + GROUP <= nv; v0 += GROUP)
-        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale);
+        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &pk);
     if (v0 < nv)
-        group_columns(t, j0, nb, v0, 1, masked, alpha, rescale);
+        group_columns(t, j0, nb, v0, 1, masked, alpha, rescale, &pk);
 }
 
 /* Blocks every row sees in full take the unmasked path; the causal

@@ -156,8 +156,8 @@ static void row_source(const attn_problem *p, const task_rows *t, int32_t r, int
 
 /* Packs the tile's queries (transposed, or row-major for few) and the keys
  * each row sees; returns the most keys any row sees. */
-static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
-                         float *qt, int32_t *seen, int32_t *seen_min)
+static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t, float *qt,
+                         int32_t *seen, int32_t *seen_min)
 {
     const int32_t d_k = p->shape.d_k, rows = pl->rows;
     const float sign = p->scale < 0.0f ? -1.0f : 1.0f;

@@ -70,7 +70,7 @@ static inline float attn_hsum_avx512(__m512 v)
 
 /* Lane n = the sum of x[n]'s lanes, for 16 vectors at once: 4 levels of
  * halving (256-, 128-, 64-, 32-bit pieces of two vectors, then one add),
- * 45 instructions where 16 separate sums would take 112. The inputs are
+ * 45 instructions where 16 separate horizontal sums take about 128. The inputs are
  * read in the order (n % 4)·4 + n / 4, which is what makes the output
  * lanes come out in order. A fixed tree: reproducible. */
 static inline __m512 attn_hsum16_avx512(const __m512 *x)
