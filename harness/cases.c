@@ -1,5 +1,7 @@
 #include "cases.h"
 
+#include "variant.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +86,17 @@ static const attn_case full_cases[] = {
     {{1, 8, 2, 1, 1000, 64, 64, 0, 0.0f}, DATA_NORMAL},
     {{1, 4, 4, 1, 777, 128, 128, 1, 0.0f}, DATA_NORMAL},
     {{2, 4, 1, 3, 513, 80, 80, 1, 0.0f}, DATA_NORMAL},
+    /* few query rows per K/V head (n_q x group = 1 ... 8, the decode
+     * kernels' row counts) against caches around the key-block edges */
+    {{1, 2, 2, 1, 47, 160, 160, 0, 0.0f}, DATA_NORMAL},
+    {{1, 4, 2, 1, 49, 17, 129, 0, 0.0f}, DATA_NORMAL},
+    {{2, 3, 1, 1, 97, 128, 128, 1, 0.0f}, DATA_NORMAL},
+    {{1, 8, 2, 1, 4099, 128, 128, 0, 0.0f}, DATA_NORMAL},
+    {{1, 5, 1, 1, 96, 1, 1, 0, 0.0f}, DATA_NORMAL},
+    {{1, 8, 1, 1, 1000, 64, 64, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 1, 3, 300, 33, 33, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 2, 1, 16, 16, 1, 0.0f}, DATA_NORMAL},
+    {{1, 1, 1, 8, 1500, 128, 256, 1, 0.0f}, DATA_NORMAL},
     /* d_k != d_v */
     {{1, 2, 2, 50, 50, 48, 20, 0, 0.0f}, DATA_NORMAL},
     {{1, 2, 1, 50, 70, 7, 129, 1, 0.0f}, DATA_NORMAL},
@@ -180,7 +193,7 @@ int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int 
             n = push(out, cap, n, quick_cases[i]);
         for (int i = 0; i < COUNT(full_cases); i++)
             n = push(out, cap, n, full_cases[i]);
-        for (int t = 0; tiles && t < 4 && tiles[t] > 0; t++)
+        for (int t = 0; tiles && t < ATTN_MAX_TILES && tiles[t] > 0; t++)
             n = tile_sweep(tiles[t], out, cap, n);
         break;
     case CASES_ADVERSARIAL:

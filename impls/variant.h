@@ -21,6 +21,8 @@ typedef struct attn_problem {
     float *o;
 } attn_problem;
 
+enum { ATTN_MAX_TILES = 8 };
+
 typedef struct attn_variant {
     const char *name;
     uint32_t required_features; /* ATTN_CPU_* bits; all must be present */
@@ -30,9 +32,9 @@ typedef struct attn_variant {
     /* Keys per running-max rescale block (rule A's r = ceil(n_i / kv_block)
      * plus split merges); 0 for two-pass softmax variants. */
     int32_t kv_block;
-    /* Tile sizes T (0-terminated): verify's edge sweeps run n and d over
-     * 1, T-1, T, T+1 and 2T+prime for each. */
-    int32_t tiles[5];
+    /* Tile sizes T (up to ATTN_MAX_TILES, 0-terminated when fewer): verify's
+     * edge sweeps run n and d over 1, T-1, T, T+1 and 2T+prime for each. */
+    int32_t tiles[ATTN_MAX_TILES];
     /* Bytes of workspace run() needs for this problem and p->threads.
      * Returns ATTN_OK, or ATTN_ENOMEM when the size overflows. */
     int (*workspace_size)(const attn_problem *p, size_t *bytes);
