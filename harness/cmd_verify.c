@@ -200,6 +200,13 @@ int cmd_verify(int argc, char **argv)
         verify_variant(&o, o.variants[i], &tally);
     printf("verify: %d passed, %d failed, %d skipped\n", tally.passed, tally.failed,
            tally.skipped);
+    /* A filter that selects nothing is a typo, not a pass: say so, unless
+     * every chosen variant was skipped before the filter was consulted. */
+    if (o.has_filter && tally.passed + tally.failed == 0 && tally.skipped < o.n_variants) {
+        fprintf(stderr, "verify: --filter matches no case of the chosen variants and sets\n");
+        regfree(&o.filter);
+        return EXIT_USAGE;
+    }
     if (o.has_filter)
         regfree(&o.filter);
     return tally.failed ? EXIT_FAILED : EXIT_OK;

@@ -116,8 +116,9 @@ int attn_results_format(const attn_result_row *r, char *buf, size_t cap)
 
 /* ---- reading ---- */
 
-/* Splits a CSV line into fields (quotes honoured); returns the count, or
- * -1 on a malformed quote. Fields point into `work`. */
+/* Splits a CSV line into at most `max` fields, unquoting, into `work`.
+ * Returns the field count, max + 1 when there are more, -1 on malformed
+ * quoting, -2 when the fields do not fit in `cap` bytes (a foreign file). */
 static int split_fields(const char *line, char *work, size_t cap, char **fields, int max)
 {
     int n = 0;
@@ -134,28 +135,30 @@ static int split_fields(const char *line, char *work, size_t cap, char **fields,
                     return -1;
                 if (*c == '"' && c[1] == '"') {
                     c += 2;
-                    if (w + 1 < cap)
-                        work[w++] = '"';
+                    if (w + 1 >= cap)
+                        return -2;
+                    work[w++] = '"';
                 } else if (*c == '"') {
                     c++;
                     break;
-                } else if (w + 1 < cap) {
-                    work[w++] = *c++;
                 } else {
-                    c++;
+                    if (w + 1 >= cap)
+                        return -2;
+                    work[w++] = *c++;
                 }
             }
             if (*c && *c != ',')
                 return -1;
         } else {
             while (*c && *c != ',') {
-                if (w + 1 < cap)
-                    work[w++] = *c;
-                c++;
+                if (w + 1 >= cap)
+                    return -2;
+                work[w++] = *c++;
             }
         }
-        if (w + 1 < cap)
-            work[w++] = '\0';
+        if (w >= cap)
+            return -2;
+        work[w++] = '\0';
         if (!*c)
             return n;
         c++; /* ',' */
@@ -191,7 +194,10 @@ int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t c
     int n = split_fields(line, work, sizeof work, f, ATTN_RESULTS_COLUMNS);
     if (n != ATTN_RESULTS_COLUMNS) {
         snprintf(err, cap, "%s (%d fields, want %d)",
-                 n < 0 ? "malformed quoting" : "wrong number of fields", n, ATTN_RESULTS_COLUMNS);
+                 n == -2   ? "line too long"
+                 : n < 0 ? "malformed quoting"
+                           : "wrong number of fields",
+                 n, ATTN_RESULTS_COLUMNS);
         return -1;
     }
     attn_result_row_init(r);

@@ -200,7 +200,7 @@ static int32_t tiles_of_block(const attn_problem *p, const plan *pl, int32_t i0)
 {
     const attn_shape *s = &p->shape;
     if (!s->causal)
-        return (s->n_kv + TK - 1) / TK;
+        return (int32_t)(((int64_t)s->n_kv + TK - 1) / TK);
     int32_t prefix = i0 + (s->n_kv - s->n_q); /* keys every row of the block sees */
     return (pl->tail_keys > 0) + (prefix - pl->tail_keys) / TK + 1;
 }

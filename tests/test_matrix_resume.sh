@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # An interrupted matrix run resumes to the same rows as an uninterrupted one:
-# SIGINT after the first rows -> exit 130 and whole rows only; a torn last
+# SIGINT after the first rows -> exit 130 and whole rows only; SIGKILL ->
+# whole rows only, and --resume completes them; a torn last
 # line (a kill mid-write) is dropped on --resume; --resume finishes without
 # duplicates; a foreign CSV is refused with exit 2.
 #   test_matrix_resume.sh ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR
@@ -8,7 +9,7 @@ set -u
 attnbench=$1 python=$2 checker=$3 peak=$4 dir=$5
 mkdir -p "$dir"
 cd "$dir" || exit 1
-rm -f full.csv full.meta.json cut.csv cut.meta.json foreign.csv
+rm -f full.csv full.meta.json cut.csv cut.meta.json killed.csv killed.meta.json foreign.csv
 fail=0
 note() { echo "FAILED: $*"; fail=1; }
 common=(--preset test --peak "$peak")
@@ -37,6 +38,25 @@ grep -q "interrupted" cut.log || note "no interruption message"
 total=$(($(wc -l <full.csv) - 1))
 ((rows >= 2 && rows < total)) || note "interrupted with $rows of $total rows"
 "$python" "$checker" whole-rows cut.csv || fail=1
+
+# SIGKILL cannot be caught: every row already written must still be whole
+# (one write() per row), and --resume must finish the same set of rows.
+"$attnbench" matrix "${common[@]}" --min-time 0.15 --out killed.csv >killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+    rows=$(($(wc -l <killed.csv 2>/dev/null || echo 0) - 1))
+    ((rows >= 2)) && break
+    sleep 0.05
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+rows=$(($(wc -l <killed.csv) - 1))
+echo "killed after $rows rows"
+((rows >= 2 && rows < total)) || note "killed with $rows of $total rows"
+"$python" "$checker" whole-rows killed.csv || fail=1
+"$attnbench" matrix "${common[@]}" --out killed.csv --resume >killed-resume.log 2>&1 ||
+    note "resume after SIGKILL: $(tail -3 killed-resume.log)"
+"$python" "$checker" same-keys full.csv killed.csv || fail=1
 
 # A kill in the middle of a write leaves a torn line: resume must drop it.
 printf '"impl=naive,B=1,Hq=2,Hkv=2,nq=64,nkv=64' >>cut.csv
