@@ -23,7 +23,7 @@ set -m
 "$attnbench" matrix "${common[@]}" --min-time 0.15 --out cut.csv >cut.log 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
-    rows=$(($(wc -l <cut.csv 2>/dev/null || echo 0) - 1))
+    rows=$(($(wc -l 2>/dev/null <cut.csv || echo 0) - 1))
     ((rows >= 2)) && break
     sleep 0.05
 done
@@ -44,7 +44,7 @@ total=$(($(wc -l <full.csv) - 1))
 "$attnbench" matrix "${common[@]}" --min-time 0.15 --out killed.csv >killed.log 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
-    rows=$(($(wc -l <killed.csv 2>/dev/null || echo 0) - 1))
+    rows=$(($(wc -l 2>/dev/null <killed.csv || echo 0) - 1))
     ((rows >= 2)) && break
     sleep 0.05
 done
