@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,11 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
     char *end;
     errno = 0;
     long x = strtol(text, &end, 10);
-    if (errno || end == text || *end != '\0' || x < min || x > max) {
+    /* strtol would skip leading blanks and take a '+': a flag value is
+     * the digits alone. */
+    int plain =
+        (text[0] == '-' && isdigit((unsigned char)text[1])) || isdigit((unsigned char)text[0]);
+    if (!plain || errno || end == text || *end != '\0' || x < min || x > max) {
         fprintf(stderr, "%s: %s = '%s' must be a whole number from %ld to %ld\n", cmd, flag, text,
                 min, max);
         return -1;
