@@ -53,9 +53,8 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
     return ATTN_OK;
 }
 
-static const uint32_t guard_bits = 0x7FC0DEADu;  /* a quiet NaN with a payload */
-static const uint32_t unset_bits = 0x7FA00001u;  /* what O holds before the run */
-
+static const uint32_t guard_bits = 0x7FC0DEADu; /* a quiet NaN with a payload */
+static const uint32_t unset_bits = 0x7FA00001u; /* what O holds before the run */
 
 static void fill_bits(float *x, size_t n, uint32_t bits)
 {
@@ -73,7 +72,6 @@ static int guards_intact(const float *x, size_t n)
     }
     return 1;
 }
-
 
 int attn_case_buffers_alloc(attn_case_buffers *b, const attn_shape *s)
 {
@@ -97,7 +95,7 @@ void attn_case_buffers_free(attn_case_buffers *b)
 /* One run of `v` on the data in `b`, checked on every row. Returns 0, or -1
  * with `why` set when the run itself failed. */
 int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffers *b,
-                         attn_err_stats *st, char *why, size_t cap)
+                    attn_err_stats *st, char *why, size_t cap)
 {
     fill_bits(b->o_block, ATTN_GUARD_FLOATS, guard_bits);
     fill_bits(b->o, b->o_elems, unset_bits);
@@ -125,4 +123,3 @@ int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffer
     }
     return 0;
 }
-

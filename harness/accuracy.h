@@ -11,7 +11,6 @@
 int attn_check_output(const attn_variant *v, const attn_problem *p, const float *o,
                       int64_t row_stride, attn_err_stats *out);
 
-
 /* Buffers for one case's tensors, O surrounded by guard floats. */
 enum { ATTN_GUARD_FLOATS = 16 };
 typedef struct attn_case_buffers {

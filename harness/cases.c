@@ -67,8 +67,8 @@ int attn_case_set_parse(const char *name)
 static const attn_case quick_cases[] = {
     {{1, 2, 2, 37, 37, 16, 16, 0, 0.0f}, DATA_NORMAL},
     {{1, 4, 2, 64, 64, 32, 24, 1, 0.0f}, DATA_NORMAL},
-    {{2, 8, 2, 1, 300, 64, 64, 0, 0.0f}, DATA_NORMAL},   /* decode, GQA */
-    {{1, 2, 1, 20, 50, 8, 8, 1, 0.0f}, DATA_NORMAL},     /* chunked prefill, MQA */
+    {{2, 8, 2, 1, 300, 64, 64, 0, 0.0f}, DATA_NORMAL}, /* decode, GQA */
+    {{1, 2, 1, 20, 50, 8, 8, 1, 0.0f}, DATA_NORMAL},   /* chunked prefill, MQA */
     {{1, 2, 2, 45, 45, 16, 16, 1, 0.0f}, DATA_RISING},
 };
 
@@ -175,8 +175,7 @@ static int tile_sweep(int32_t T, attn_case *out, int cap, int n)
             n = push(out, cap, n,
                      (attn_case){{1, 2, 2, rows, rows, x, dv, causal, 0.0f}, DATA_NORMAL});
     }
-    n = push(out, cap, n,
-             (attn_case){{1, 4, 2, 1, 2 * T + 7, 16, 16, 0, 0.0f}, DATA_NORMAL});
+    n = push(out, cap, n, (attn_case){{1, 4, 2, 1, 2 * T + 7, 16, 16, 0, 0.0f}, DATA_NORMAL});
     return n;
 }
 
@@ -280,7 +279,7 @@ static void fill_structured_keys(const attn_shape *s, attn_data_kind kind, attn_
             for (int32_t t = 1; t < s->d_k; t++)
                 kj[t] = (float)(attn_rng_normal(r) * 0.1);
             double frac = (double)j / s->n_kv;
-            kj[0] = kind == DATA_ONE_HOT ? (j == hot ? 20.0f : 0.0f)
+            kj[0] = kind == DATA_ONE_HOT  ? (j == hot ? 20.0f : 0.0f)
                     : kind == DATA_RISING ? (float)(40.0 * frac)
                                           : (float)(40.0 * (1.0 - frac));
         }
@@ -336,18 +335,21 @@ attn_shape attn_case_fill(const attn_case *c, uint64_t seed, float *q, float *k,
     case DATA_NAN_Q:
         for (int32_t b = 0; b < s.batch; b++)
             for (int32_t h = 0; h < s.heads_q; h++)
-                q_row(&s, q, b, h, (int32_t)(attn_rng_next(&r) % (uint64_t)s.n_q))
-                    [attn_rng_next(&r) % (uint64_t)s.d_k] = NAN;
+                q_row(&s, q, b, h,
+                      (int32_t)(attn_rng_next(&r) %
+                                (uint64_t)s.n_q))[attn_rng_next(&r) % (uint64_t)s.d_k] = NAN;
         break;
     case DATA_NAN_K:
         FOR_KV_HEADS(&s, b, g)
-        kv_row(&s, k, s.d_k, b, g, (int32_t)(attn_rng_next(&r) % (uint64_t)s.n_kv))
-            [attn_rng_next(&r) % (uint64_t)s.d_k] = NAN;
+        kv_row(&s, k, s.d_k, b, g,
+               (int32_t)(attn_rng_next(&r) %
+                         (uint64_t)s.n_kv))[attn_rng_next(&r) % (uint64_t)s.d_k] = NAN;
         break;
     case DATA_NAN_V:
         FOR_KV_HEADS(&s, b, g)
-        kv_row(&s, v, s.d_v, b, g, (int32_t)(attn_rng_next(&r) % (uint64_t)s.n_kv))
-            [attn_rng_next(&r) % (uint64_t)s.d_v] = NAN;
+        kv_row(&s, v, s.d_v, b, g,
+               (int32_t)(attn_rng_next(&r) %
+                         (uint64_t)s.n_kv))[attn_rng_next(&r) % (uint64_t)s.d_v] = NAN;
         break;
     case DATA_MASKED_NONFINITE:
         FOR_KV_HEADS(&s, b, g)

@@ -10,20 +10,20 @@
 
 /* What the inputs look like; each exercises an item of ACCURACY.md. */
 typedef enum attn_data_kind {
-    DATA_NORMAL,       /* q, k, v ~ N(0, 1) */
-    DATA_HUGE_LOGITS,  /* scores far beyond 88.7, where expf overflows */
-    DATA_ALL_NEGATIVE, /* every score about -200, where every expf underflows */
-    DATA_TIED,         /* all scores equal: O is the mean of the visible V rows */
-    DATA_ONE_HOT,      /* one key 200 above the rest: O is that V row */
-    DATA_RISING,       /* scores rise along the key axis: a rescale every block */
-    DATA_FALLING,      /* scores fall along the key axis: no rescale */
-    DATA_CANCELLING_V, /* V rows in +/- pairs with equal keys: o ~ 0, judged by E_D */
-    DATA_NAN_Q,        /* NaN in one q row per head */
-    DATA_NAN_K,        /* NaN in one K row per head */
-    DATA_NAN_V,        /* NaN in one V element per head */
+    DATA_NORMAL,           /* q, k, v ~ N(0, 1) */
+    DATA_HUGE_LOGITS,      /* scores far beyond 88.7, where expf overflows */
+    DATA_ALL_NEGATIVE,     /* every score about -200, where every expf underflows */
+    DATA_TIED,             /* all scores equal: O is the mean of the visible V rows */
+    DATA_ONE_HOT,          /* one key 200 above the rest: O is that V row */
+    DATA_RISING,           /* scores rise along the key axis: a rescale every block */
+    DATA_FALLING,          /* scores fall along the key axis: no rescale */
+    DATA_CANCELLING_V,     /* V rows in +/- pairs with equal keys: o ~ 0, judged by E_D */
+    DATA_NAN_Q,            /* NaN in one q row per head */
+    DATA_NAN_K,            /* NaN in one K row per head */
+    DATA_NAN_V,            /* NaN in one V element per head */
     DATA_MASKED_NONFINITE, /* NaN/Inf in K/V rows that causal masking hides from most rows */
-    DATA_INF,          /* +-Inf in q, K and V */
-    DATA_SUBNORMAL,    /* subnormal q and k (scores underflow), V mixing subnormals */
+    DATA_INF,              /* +-Inf in q, K and V */
+    DATA_SUBNORMAL,        /* subnormal q and k (scores underflow), V mixing subnormals */
     DATA_KIND_COUNT
 } attn_data_kind;
 
@@ -51,7 +51,12 @@ void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t c
 
 /* growth: 64 query rows against n_kv = 64 ... 16384 keys (causal, so the
  * rows see nearly all of them): how E_M grows with n (ACCURACY.md). */
-typedef enum attn_case_set { CASES_QUICK, CASES_FULL, CASES_ADVERSARIAL, CASES_GROWTH } attn_case_set;
+typedef enum attn_case_set {
+    CASES_QUICK,
+    CASES_FULL,
+    CASES_ADVERSARIAL,
+    CASES_GROWTH
+} attn_case_set;
 
 /* Parses "quick", "full", "adversarial", "growth"; -1 when unknown. */
 int attn_case_set_parse(const char *name);

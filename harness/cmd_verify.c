@@ -152,7 +152,8 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             if (set < 0) {
                 if (r > 0)
                     fprintf(stderr,
-                            "verify: --cases '%s' must be quick, full, adversarial or growth\n", value);
+                            "verify: --cases '%s' must be quick, full, adversarial or growth\n",
+                            value);
                 return -1;
             }
             if (o->n_sets < 4)
@@ -166,8 +167,7 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             if (o->has_filter)
                 regfree(&o->filter);
             if (regcomp(&o->filter, value, REG_EXTENDED | REG_NOSUB) != 0) {
-                fprintf(stderr, "verify: --filter '%s' is not a valid regular expression\n",
-                        value);
+                fprintf(stderr, "verify: --filter '%s' is not a valid regular expression\n", value);
                 return -1;
             }
             o->has_filter = 1;
@@ -198,8 +198,7 @@ int cmd_verify(int argc, char **argv)
     verify_tally tally = {0};
     for (int i = 0; i < o.n_variants; i++)
         verify_variant(&o, o.variants[i], &tally);
-    printf("verify: %d passed, %d failed, %d skipped\n", tally.passed, tally.failed,
-           tally.skipped);
+    printf("verify: %d passed, %d failed, %d skipped\n", tally.passed, tally.failed, tally.skipped);
     /* A filter that selects nothing is a typo, not a pass: say so, unless
      * every chosen variant was skipped before the filter was consulted. */
     if (o.has_filter && tally.passed + tally.failed == 0 && tally.skipped < o.n_variants) {

@@ -8,8 +8,8 @@
 #include "cpu_features.h"
 
 /* Words that say nothing about which CPU this is. */
-static const char *const noise[] = {"(r)", "(tm)", "processor", "cpu", "with", "radeon",
-                                    "graphics", "core(tm)", "0", "n-core"};
+static const char *const noise[] = {"(r)",    "(tm)",     "processor", "cpu", "with",
+                                    "radeon", "graphics", "core(tm)",  "0",   "n-core"};
 
 static int is_noise(const char *word)
 {

@@ -194,9 +194,9 @@ int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t c
     int n = split_fields(line, work, sizeof work, f, ATTN_RESULTS_COLUMNS);
     if (n != ATTN_RESULTS_COLUMNS) {
         snprintf(err, cap, "%s (%d fields, want %d)",
-                 n == -2   ? "line too long"
+                 n == -2 ? "line too long"
                  : n < 0 ? "malformed quoting"
-                           : "wrong number of fields",
+                         : "wrong number of fields",
                  n, ATTN_RESULTS_COLUMNS);
         return -1;
     }

@@ -188,7 +188,10 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
     return rc;
 }
 
-int attn_variant_count(void) { return attn_variants_count; }
+int attn_variant_count(void)
+{
+    return attn_variants_count;
+}
 
 const char *attn_variant_name(int index)
 {

@@ -141,9 +141,9 @@ static uint32_t detect_features(void)
         f |= ATTN_CPU_SSE42;
     int osxsave = (c & bit_OSXSAVE) != 0;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-    int ymm_saved = (xcr0 & 0x6) == 0x6;           /* SSE and AVX state */
-    int zmm_saved = (xcr0 & 0xe6) == 0xe6;         /* plus opmask, ZMM_Hi256, Hi16_ZMM */
-    int amx_saved = (xcr0 & 0x60000) == 0x60000;   /* XTILECFG and XTILEDATA */
+    int ymm_saved = (xcr0 & 0x6) == 0x6;         /* SSE and AVX state */
+    int zmm_saved = (xcr0 & 0xe6) == 0xe6;       /* plus opmask, ZMM_Hi256, Hi16_ZMM */
+    int amx_saved = (xcr0 & 0x60000) == 0x60000; /* XTILECFG and XTILEDATA */
     if (ymm_saved && (c & bit_AVX)) {
         f |= ATTN_CPU_AVX;
         if (c & bit_FMA)

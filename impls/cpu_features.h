@@ -34,7 +34,7 @@ typedef struct attn_cpu_info {
     uint32_t hidden;   /* what ATTN_CPU_MASK asked to hide */
     int mask_error;    /* nonzero when ATTN_CPU_MASK is malformed */
     char mask_message[160];
-    char model[64];    /* brand string */
+    char model[64]; /* brand string */
 } attn_cpu_info;
 
 /* Detected on first call (thread-safe, once); never NULL. */

@@ -15,7 +15,7 @@ typedef struct check_tally {
             (t)->passed++;                                                                         \
         } else {                                                                                   \
             (t)->failed++;                                                                         \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);                     \
+            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);                      \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
         }                                                                                          \

@@ -119,8 +119,9 @@ static void test_names(check_tally *t)
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         CHECK(t, attn_strerror(codes[i]) && attn_strerror(codes[i])[0], "strerror(%d)", codes[i]);
     CHECK(t, strstr(attn_strerror(ATTN_ENOMEM), "workspace") != NULL, "ENOMEM text");
-    CHECK(t, ATTN_OK == 0 && ATTN_EINVAL == -1 && ATTN_ENOTSUP == -2 && ATTN_ENOMEM == -3 &&
-                 ATTN_ENOTFOUND == -4,
+    CHECK(t,
+          ATTN_OK == 0 && ATTN_EINVAL == -1 && ATTN_ENOTSUP == -2 && ATTN_ENOMEM == -3 &&
+              ATTN_ENOTFOUND == -4,
           "error code values");
 }
 
@@ -146,11 +147,12 @@ static void test_abi(check_tally *t)
 {
     CHECK(t, sizeof(attn_shape) == 9 * 4, "sizeof(attn_shape) = %zu", sizeof(attn_shape));
     attn_shape s;
-    CHECK(t, (char *)&s.batch - (char *)&s == 0 && (char *)&s.heads_q - (char *)&s == 4 &&
-                 (char *)&s.heads_kv - (char *)&s == 8 && (char *)&s.n_q - (char *)&s == 12 &&
-                 (char *)&s.n_kv - (char *)&s == 16 && (char *)&s.d_k - (char *)&s == 20 &&
-                 (char *)&s.d_v - (char *)&s == 24 && (char *)&s.causal - (char *)&s == 28 &&
-                 (char *)&s.scale - (char *)&s == 32,
+    CHECK(t,
+          (char *)&s.batch - (char *)&s == 0 && (char *)&s.heads_q - (char *)&s == 4 &&
+              (char *)&s.heads_kv - (char *)&s == 8 && (char *)&s.n_q - (char *)&s == 12 &&
+              (char *)&s.n_kv - (char *)&s == 16 && (char *)&s.d_k - (char *)&s == 20 &&
+              (char *)&s.d_v - (char *)&s == 24 && (char *)&s.causal - (char *)&s == 28 &&
+              (char *)&s.scale - (char *)&s == 32,
           "field offsets");
 }
 

@@ -24,8 +24,8 @@ int main(void)
     CHECK(&t, (hide & ATTN_CPU_AMX_BF16) && (hide & ATTN_CPU_AVX2), "list hides both: %#x", hide);
     CHECK(&t, attn_cpu_parse_mask("-all", &hide, msg, sizeof msg) == 0, "-all");
     CHECK(&t, hide == (1u << ATTN_CPU_FEATURE_COUNT) - 1, "-all hides everything: %#x", hide);
-    const char *bad[] = {"avx512f", "-avx513", "-avx2,", ",-avx2", "-", "+avx2", "-avx2;-fma",
-                         "-AVX2x", "-avx2,,-fma"};
+    const char *bad[] = {"avx512f", "-avx513",    "-avx2,", ",-avx2",     "-",
+                         "+avx2",   "-avx2;-fma", "-AVX2x", "-avx2,,-fma"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(&t, attn_cpu_parse_mask(bad[i], &hide, msg, sizeof msg) != 0, "accepted '%s'",
               bad[i]);

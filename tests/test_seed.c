@@ -71,8 +71,9 @@ static void test_cat_eats_fish(check_tally *t)
         const char *name = attn_variant_name(vi);
         if (attn_variant_supported(name) != 1)
             continue;
-        CHECK(t, attn_run(name, &s, q, k, v, o) == ATTN_OK && attn_run(name, &sw, q, k, eye, w) ==
-                                                                  ATTN_OK,
+        CHECK(t,
+              attn_run(name, &s, q, k, v, o) == ATTN_OK &&
+                  attn_run(name, &sw, q, k, eye, w) == ATTN_OK,
               "%s", name);
         for (int i = 0; i < 6; i++)
             CHECK(t, fabs(o[i] - ref[i]) < 2e-6, "%s o[%d] = %.8f, want %.8f", name, i,

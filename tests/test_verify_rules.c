@@ -126,13 +126,15 @@ int main(void)
           "O overrun not caught: '%s'", why);
 
     v = rogue("skip_last_element", skip_last_element);
-    CHECK(&t, run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "non-finite"),
+    CHECK(&t,
+          run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "non-finite"),
           "unwritten element not caught: '%s'", st.first_failure);
 
     v = rogue("drop_last_key", drop_last_key);
-    CHECK(&t, run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "rule A"),
+    CHECK(&t,
+          run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "rule A"),
           "one key too few at n=30 not caught by rule A: '%s'", st.first_failure);
 
     /* At n = 4096 rule A's slack (~3n u) hides one key too few; rule B sees it. */
@@ -146,18 +148,20 @@ int main(void)
 
     v = rogue("hide_nan", hide_nan);
     const attn_case nan_q = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_Q};
-    CHECK(&t, run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "rule C"),
+    CHECK(&t,
+          run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "rule C"),
           "a hidden NaN row not caught: '%s'", st.first_failure);
     const attn_case nan_v = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_V};
-    CHECK(&t, run_case(&v, nan_v, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "rule C"),
+    CHECK(&t,
+          run_case(&v, nan_v, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "rule C"),
           "a hidden NaN column not caught: '%s'", st.first_failure);
 
     v = rogue("negative_zero", negative_zero);
     const attn_case no_key = {{1, 1, 1, 12, 4, 4, 4, 1, 0.0f}, DATA_NORMAL};
-    CHECK(&t, run_case(&v, no_key, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "+0"),
+    CHECK(&t,
+          run_case(&v, no_key, &st, why) == 0 && st.failures > 0 && strstr(st.first_failure, "+0"),
           "-0 for a row with no key not caught: '%s'", st.first_failure);
     return check_report("verify_rules", &t);
 }
