@@ -54,7 +54,6 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
 }
 
 static const uint32_t guard_bits = 0x7FC0DEADu; /* a quiet NaN with a payload */
-static const uint32_t unset_bits = 0x7FA00001u; /* what O holds before the run */
 
 static void fill_bits(float *x, size_t n, uint32_t bits)
 {
@@ -98,7 +97,7 @@ int attn_verify_run(const attn_variant *v, const attn_shape *s, attn_case_buffer
                     attn_err_stats *st, char *why, size_t cap)
 {
     fill_bits(b->o_block, ATTN_GUARD_FLOATS, guard_bits);
-    fill_bits(b->o, b->o_elems, unset_bits);
+    fill_bits(b->o, b->o_elems, ATTN_UNSET_BITS);
     fill_bits(b->o + b->o_elems, ATTN_GUARD_FLOATS, guard_bits);
     attn_run_report report;
     char msg[256];

@@ -52,6 +52,14 @@ void attn_err_row(attn_err_stats *e, const attn_problem *p, int32_t b, int32_t h
         }
         return;
     }
+    for (int32_t c = 0; c < dv; c++) {
+        uint32_t bits;
+        memcpy(&bits, &got[c], sizeof bits);
+        if (bits == ATTN_UNSET_BITS) {
+            fail(e, "C (element never written)", b, h, i, c, r->o[c], got[c], 0.0);
+            return;
+        }
+    }
     if (r->inf_seen) {
         e->rows_skipped++;
         return;

@@ -4,6 +4,11 @@
 
 #include "reference.h"
 
+/* What the harness fills O with before a run (a signalling NaN with a
+ * payload no arithmetic produces): an element still holding it was never
+ * written, which no rule may mistake for an expected NaN. */
+#define ATTN_UNSET_BITS 0x7FA00001u
+
 typedef struct attn_err_stats {
     double e_m;         /* max |ô-o| / M_ic, in u */
     double e_d;         /* max |ô-o| / D_ic, in u */

@@ -2,6 +2,7 @@
  * by the rule meant for it (guard bytes, rule A, rule B, rule C). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "accuracy.h"
@@ -71,6 +72,30 @@ static int hide_nan(const attn_problem *p, void *ws)
     for (size_t i = 0; i < (size_t)s->batch * s->heads_q * s->n_q * s->d_v; i++)
         if (isnan(p->o[i]))
             p->o[i] = 0.0f;
+    return rc;
+}
+
+/* Skips the rows whose q holds a NaN, leaving O as the harness filled it:
+ * a NaN there must not pass for the NaN rule C asks for. */
+static int skip_nan_rows(const attn_problem *p, void *ws)
+{
+    const attn_shape *s = &p->shape;
+    size_t n = (size_t)s->batch * s->heads_q * s->n_q * s->d_v;
+    float *keep = malloc(sizeof(float) * n);
+    if (!keep)
+        return ATTN_ENOMEM;
+    memcpy(keep, p->o, sizeof(float) * n);
+    int rc = attn_naive_run(p, ws);
+    for (size_t row = 0; row < n / (size_t)s->d_v; row++) {
+        const float *q = p->q + row * (size_t)s->d_k;
+        int has_nan = 0;
+        for (int32_t t = 0; t < s->d_k; t++)
+            has_nan |= isnan(q[t]);
+        if (has_nan)
+            memcpy(p->o + row * (size_t)s->d_v, keep + row * (size_t)s->d_v,
+                   sizeof(float) * (size_t)s->d_v);
+    }
+    free(keep);
     return rc;
 }
 
@@ -157,6 +182,11 @@ int main(void)
           run_case(&v, nan_v, &st, why) == 0 && st.failures > 0 &&
               strstr(st.first_failure, "rule C"),
           "a hidden NaN column not caught: '%s'", st.first_failure);
+
+    v = rogue("skip_nan_rows", skip_nan_rows);
+    CHECK(&t, run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
+                  strstr(st.first_failure, "never written"),
+          "an unwritten NaN row passed for a NaN result: '%s'", st.first_failure);
 
     v = rogue("negative_zero", negative_zero);
     const attn_case no_key = {{1, 1, 1, 12, 4, 4, 4, 1, 0.0f}, DATA_NORMAL};
