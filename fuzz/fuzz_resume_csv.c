@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     attn_results_file f;
     char err[256];
-    int rc = attn_results_open(&f, path, 1, err, sizeof err);
+    int rc = attn_results_open(&f, path, ATTN_RESULTS_RESUME, err, sizeof err);
     struct stat st;
     REQUIRE(stat(path, &st) == 0, "stat");
     if (rc != 0) {

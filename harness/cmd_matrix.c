@@ -44,6 +44,7 @@ typedef struct matrix_opts {
     const char *out;
     char default_out[300];
     int resume;
+    int overwrite;
     long repetitions;
     double min_time, max_time;
     const char *peak_file;
@@ -64,7 +65,8 @@ typedef struct matrix_cell {
 static void matrix_help(void)
 {
     printf("usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
-           "                        [--out FILE.csv] [--resume] [--repetitions N] [--min-time S]\n"
+           "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
+           "                        [--min-time S]\n"
            "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
            "N]\n\n"
            "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
@@ -81,6 +83,8 @@ static void matrix_help(void)
            "  --variant NAME     only this variant (repeatable); default: the preset's\n"
            "  --threads N        thread count (repeatable); replaces the preset's\n"
            "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
+           "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
+           "                     a file that holds rows is refused)\n"
            "  --resume           keep the rows already in FILE.csv (its header must match)\n"
            "                     and its meta.json's peaks; run only what is missing\n"
            "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
@@ -108,6 +112,8 @@ static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
             return 1;
         } else if (cli_switch(argv, i, "--resume")) {
             o->resume = 1;
+        } else if (cli_switch(argv, i, "--overwrite")) {
+            o->overwrite = 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
             if (r < 0)
                 return -1;
@@ -483,7 +489,11 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
     char err[600], meta[400];
     attn_meta_path(o->out, meta, sizeof meta);
     attn_results_file rf;
-    if (attn_results_open(&rf, o->out, o->resume, err, sizeof err) != 0) {
+    if (attn_results_open(&rf, o->out,
+                          o->resume      ? ATTN_RESULTS_RESUME
+                          : o->overwrite ? ATTN_RESULTS_OVERWRITE
+                                         : ATTN_RESULTS_NEW,
+                          err, sizeof err) != 0) {
         fprintf(stderr, "matrix: --out: %s\n", err);
         return EXIT_USAGE;
     }

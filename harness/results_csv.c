@@ -335,19 +335,31 @@ static int read_existing(attn_results_file *f, const char *path, char *err, size
     return rc;
 }
 
-int attn_results_open(attn_results_file *f, const char *path, int resume, char *err, size_t cap)
+int attn_results_open(attn_results_file *f, const char *path, attn_results_mode mode, char *err,
+                      size_t cap)
 {
+    const int resume = mode == ATTN_RESULTS_RESUME;
     memset(f, 0, sizeof *f);
-    f->fd = open(path, O_RDWR | O_CREAT | O_APPEND | (resume ? 0 : O_TRUNC), 0644);
+    f->fd = open(path, O_RDWR | O_CREAT | O_APPEND | (mode == ATTN_RESULTS_OVERWRITE ? O_TRUNC : 0),
+                 0644);
     if (f->fd < 0) {
         snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (mode == ATTN_RESULTS_NEW && fstat(f->fd, &st) == 0 && st.st_size > 0) {
+        snprintf(err, cap,
+                 "'%s' already holds results: --resume to continue it, --overwrite to start "
+                 "again",
+                 path);
+        close(f->fd);
+        f->fd = -1;
         return -1;
     }
     if (resume && read_existing(f, path, err, cap) != 0) {
         attn_results_close(f);
         return -1;
     }
-    struct stat st;
     if (fstat(f->fd, &st) == 0 && st.st_size == 0) {
         char line[sizeof header + 1];
         snprintf(line, sizeof line, "%s\n", header);

@@ -48,13 +48,21 @@ typedef struct attn_results_file {
     int dropped_partial; /* 1 when resume cut off a truncated last line */
 } attn_results_file;
 
-/* Opens `path` for appending rows. Without `resume` the file is created
- * (or emptied) and gets the header. With `resume` an existing file is read:
+/* How attn_results_open treats a file that is already there. */
+typedef enum attn_results_mode {
+    ATTN_RESULTS_NEW,       /* refuse a file that holds anything: rows are hours of work */
+    ATTN_RESULTS_RESUME,    /* keep its rows and append the missing ones */
+    ATTN_RESULTS_OVERWRITE, /* empty it and start again (asked for explicitly) */
+} attn_results_mode;
+
+/* Opens `path` for appending rows. NEW creates it (or takes an empty one),
+ * OVERWRITE empties it; both write the header. RESUME reads an existing file:
  * its header must be exactly ours and every line must parse; a final line
  * without a newline (a run killed mid-write) is dropped and the file
  * truncated to the last whole row. A missing or empty file starts fresh.
  * Returns 0, or -1 with `err` naming the path and the problem. */
-int attn_results_open(attn_results_file *f, const char *path, int resume, char *err, size_t cap);
+int attn_results_open(attn_results_file *f, const char *path, attn_results_mode mode, char *err,
+                      size_t cap);
 
 /* 1 when a row with this (case, threads) is already in the file. */
 int attn_results_has(const attn_results_file *f, const char *case_name, int threads);
