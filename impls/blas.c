@@ -45,21 +45,6 @@ enum {
     SLICE_ROWS = 32, /* causal P·V slice: extra keys per row < 32 go to sgemv */
 };
 
-/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
- * K/V head are contiguous rows of Q and O and all see every key, so they
- * become one block of `group` rows against that K/V head. */
-static attn_problem fold_decode_heads(const attn_problem *p)
-{
-    attn_problem f = *p;
-    if (p->shape.n_q == 1 && p->group > 1) {
-        f.shape.n_q = p->group;
-        f.shape.heads_q = p->shape.heads_kv;
-        f.shape.causal = 0; /* the one query row sees all n_kv keys */
-        f.group = 1;
-    }
-    return f;
-}
-
 typedef struct plan {
     int32_t first;  /* rows before it see no key (causal, n_q > n_kv) */
     int32_t rows;   /* rows per block */
@@ -85,7 +70,7 @@ static void make_plan(const attn_problem *p, plan *pl)
 
 int attn_blas_workspace(const attn_problem *p_in, size_t *bytes)
 {
-    attn_problem f = fold_decode_heads(p_in);
+    attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
     make_plan(&f, &pl);
     size_t per = ((size_t)pl.rows * (size_t)f.shape.n_kv + 15) / 16 * 16;
@@ -197,7 +182,7 @@ static void zero_unseen_rows(const attn_problem *p, const plan *pl)
 
 int attn_blas_run(const attn_problem *p_in, void *workspace)
 {
-    attn_problem f = fold_decode_heads(p_in);
+    attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
     plan pl;
     make_plan(p, &pl);

@@ -5,20 +5,7 @@
 
 #include <math.h>
 #include <omp.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* Super-blocks (prefill): a thread takes up to MAX_GROUP tiles of one
- * (batch, K/V head) at once and walks the keys in chunks, folding each chunk
- * into every tile before moving on, so a chunk of K and V is fetched from L3
- * once and then reread from L2 by the other tiles. Without this each 64-row
- * tile streamed the whole head's K and V (4 MiB at n = 4096, d = 128, more
- * than L2) from L3, and Q·Kᵀ / P·V ran at 74% / 62% of the FMA peak against
- * 90% / 86% when they fit in L2. The tiles' queries and state take at most
- * half of L2 and a chunk of K and V at most a quarter (the rest is slack for
- * the scores, O and the other thread's sibling on the L3 side). */
-enum { MAX_GROUP = 32, DEFAULT_L2 = 1 << 20 };
 
 typedef struct flash_plan {
     int64_t rows_per_head;  /* n_q · group: tile rows of one (batch, K/V head) */
@@ -35,14 +22,6 @@ typedef struct flash_plan {
     size_t state_floats; /* m, l, acc of one tile */
     size_t acc_at;       /* acc's offset in a tile's state */
     size_t partials_at;  /* where the split partial states start (splits > 1) */
-    /* Super-blocks (splits == 1, not few): tiles s, s + supers, s + 2·supers,
-     * ... of a head form super-block s (strided, so causal super-blocks carry
-     * about equal work); keys are folded chunk_blocks key blocks at a time.
-     * Each tile's qt, seen and state lie tile_floats apart in the slice. */
-    int64_t supers;       /* super-blocks per (batch, K/V head) */
-    int32_t group;        /* most tiles in a super-block */
-    int32_t chunk_blocks; /* key blocks per chunk */
-    size_t tile_floats;
     size_t total_bytes;
 } flash_plan;
 
@@ -81,41 +60,6 @@ static int32_t choose_splits(const attn_problem *p, const flash_geometry *g, int
     return (int32_t)(s < blocks ? s : blocks);
 }
 
-/* Tiles per super-block and key blocks per chunk from the L2 size, keeping
- * at least 2 × threads super-blocks when there are that many tiles (static
- * round-robin over super-blocks must still give every thread work). */
-static void choose_group(const attn_problem *p, const flash_geometry *g, flash_plan *pl)
-{
-    const attn_shape *s = &p->shape;
-    pl->supers = pl->tiles_per_head;
-    pl->group = 1;
-    pl->chunk_blocks = INT32_MAX / g->kv_block;
-    if (pl->few || pl->splits > 1)
-        return;
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    int64_t cache = l2 > 0 ? l2 : DEFAULT_L2;
-    int64_t tile_bytes = (int64_t)(s->d_k + s->d_v) * pl->rows * (int64_t)sizeof(float);
-    int64_t key_bytes = (int64_t)(s->d_k + s->d_v) * (int64_t)sizeof(float);
-    int64_t gmax = cache / 4 / tile_bytes;
-    const char *e = getenv("ATTN_SB_T");
-    if (e && atoi(e) > 0)
-        gmax = atoi(e);
-    gmax = gmax < 1 ? 1 : gmax > MAX_GROUP ? MAX_GROUP : gmax;
-    int64_t heads = (int64_t)s->batch * s->heads_kv, threads = p->threads > 0 ? p->threads : 1;
-    int64_t supers = ceil_div(pl->tiles_per_head, gmax);
-    int64_t want = ceil_div(2 * threads, heads);
-    if (supers < want)
-        supers = want < pl->tiles_per_head ? want : pl->tiles_per_head;
-    pl->supers = supers;
-    pl->group = (int32_t)ceil_div(pl->tiles_per_head, supers);
-    int64_t cb = 1;
-    (void)key_bytes;
-    const char *ec = getenv("ATTN_SB_C");
-    if (ec && atoi(ec) > 0)
-        cb = atoi(ec);
-    pl->chunk_blocks = (int32_t)(cb < 1 ? 1 : cb > INT32_MAX / g->kv_block ? INT32_MAX / g->kv_block : cb);
-}
-
 static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan *pl)
 {
     const attn_shape *s = &p->shape;
@@ -139,7 +83,6 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     }
     pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
     pl->splits = choose_splits(p, g, pl->tasks);
-    choose_group(p, g, pl);
 
     size_t r = (size_t)pl->rows, end = 0, n, acc_floats;
     pl->q_rs = pl->few ? (size_t)pl->ld : 1;
@@ -156,17 +99,10 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         return ATTN_ENOMEM;
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_k, r, &n))
         return ATTN_ENOMEM;
-    pl->scores_at = carve(&end, (size_t)g->kv_block * r);
-    size_t tile_start = end;
     pl->qt_at = carve(&end, n);
     pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
+    pl->scores_at = carve(&end, (size_t)g->kv_block * r);
     pl->state_at = carve(&end, pl->state_floats);
-    if (end == SIZE_MAX)
-        return ATTN_ENOMEM;
-    pl->tile_floats = end - tile_start;
-    if (__builtin_mul_overflow(pl->tile_floats, (size_t)pl->group, &n) ||
-        __builtin_add_overflow(tile_start, n, &end))
-        return ATTN_ENOMEM;
     pl->slice_floats = end;
     if (end == SIZE_MAX || __builtin_mul_overflow(end, (size_t)p->threads, &end))
         return ATTN_ENOMEM;
@@ -272,34 +208,6 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
     }
 }
 
-/* The kernel's view of a packed tile, keys [kv_begin, kv_end). */
-static flash_tile make_tile(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
-                            const task_rows *t, float *slice, float *qt, int32_t *seen,
-                            int32_t seen_min, float *state, int64_t kv_begin, int64_t kv_end)
-{
-    return (flash_tile){
-        .rows = pl->rows,
-        .d_k = p->shape.d_k,
-        .d_v = p->shape.d_v,
-        .kv_block = g->kv_block,
-        .scale = fabsf(p->scale),
-        .kv_begin = (int32_t)kv_begin,
-        .kv_end = (int32_t)kv_end,
-        .seen_min = seen_min,
-        .seen = seen,
-        .qt = pl->few ? NULL : qt,
-        .k = attn_k_head(p, t->b, t->kv_head * p->group),
-        .v = attn_v_head(p, t->b, t->kv_head * p->group),
-        .m = state,
-        .l = state + pl->rows,
-        .acc = pl->few ? NULL : state + pl->acc_at,
-        .scores = slice + pl->scores_at,
-        .ld = pl->ld,
-        .q = pl->few ? qt : NULL,
-        .acc_rm = pl->few ? state + pl->acc_at : NULL,
-    };
-}
-
 /* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
  * finish into O (no split) or leave the partial state for the merge. */
 static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
@@ -321,48 +229,31 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
     int64_t blocks = ceil_div(seen_max, g->kv_block);
     int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
     int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
-    flash_tile tile =
-        make_tile(p, g, pl, &t, slice, qt, seen, seen_min, state, b0 * g->kv_block, end);
+    flash_tile tile = {
+        .rows = pl->rows,
+        .d_k = p->shape.d_k,
+        .d_v = p->shape.d_v,
+        .kv_block = g->kv_block,
+        .scale = fabsf(p->scale),
+        .kv_begin = (int32_t)(b0 * g->kv_block),
+        .kv_end = (int32_t)end,
+        .seen_min = seen_min,
+        .seen = seen,
+        .qt = pl->few ? NULL : qt,
+        .k = attn_k_head(p, t.b, t.kv_head * p->group),
+        .v = attn_v_head(p, t.b, t.kv_head * p->group),
+        .m = state,
+        .l = state + pl->rows,
+        .acc = pl->few ? NULL : state + pl->acc_at,
+        .scores = slice + pl->scores_at,
+        .ld = pl->ld,
+        .q = pl->few ? qt : NULL,
+        .acc_rm = pl->few ? state + pl->acc_at : NULL,
+    };
     if (tile.kv_begin < tile.kv_end)
         (pl->few ? g->few_kernel : kernel)(&tile);
     if (pl->splits == 1)
         finish_tile(p, pl, &t, seen, state);
-}
-
-/* One super-block (splits == 1, not few): pack its tiles, then for each
- * chunk of keys fold it into every tile that sees any of it. A tile's key
- * blocks are folded in the same order as alone, so the result does not
- * depend on the grouping. */
-static void run_super(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
-                      flash_kernel kernel, float *slice, int64_t unit)
-{
-    int64_t head = unit / pl->supers, first = unit % pl->supers;
-    task_rows t[MAX_GROUP];
-    int32_t seen_min[MAX_GROUP], seen_max[MAX_GROUP], most = 0, n = 0;
-    for (int64_t tile = first; tile < pl->tiles_per_head; tile += pl->supers, n++) {
-        float *base = slice + (size_t)n * pl->tile_floats;
-        t[n] = locate(p, pl, head * pl->tiles_per_head + tile);
-        seen_max[n] = pack_tile(p, pl, &t[n], base + pl->qt_at, (int32_t *)(base + pl->seen_at),
-                                &seen_min[n]);
-        init_state(pl, base + pl->state_at);
-        most = seen_max[n] > most ? seen_max[n] : most;
-    }
-    const int64_t chunk = (int64_t)pl->chunk_blocks * g->kv_block;
-    for (int64_t j0 = 0; j0 < most; j0 += chunk)
-        for (int32_t i = 0; i < n; i++) {
-            if (j0 >= seen_max[i])
-                continue; /* causal: no row of the tile sees these keys */
-            float *base = slice + (size_t)i * pl->tile_floats;
-            int64_t end = j0 + chunk < seen_max[i] ? j0 + chunk : seen_max[i];
-            flash_tile tile = make_tile(p, g, pl, &t[i], slice, base + pl->qt_at,
-                                        (int32_t *)(base + pl->seen_at), seen_min[i],
-                                        base + pl->state_at, j0, end);
-            kernel(&tile);
-        }
-    for (int32_t i = 0; i < n; i++) {
-        float *base = slice + (size_t)i * pl->tile_floats;
-        finish_tile(p, pl, &t[i], (int32_t *)(base + pl->seen_at), base + pl->state_at);
-    }
 }
 
 /* Merges a task's chunk states in chunk order and writes its O rows:
@@ -408,18 +299,13 @@ int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kerne
         return rc;
     float *ws = workspace;
     float *partials = ws + pl.partials_at;
-    const int64_t units = pl.few || pl.splits > 1
-                              ? pl.tasks * pl.splits
-                              : (int64_t)p->shape.batch * p->shape.heads_kv * pl.supers;
+    const int64_t units = pl.tasks * pl.splits;
 #pragma omp parallel num_threads(p->threads)
     {
         const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
         float *slice = ws + (size_t)tid * pl.slice_floats;
         for (int64_t u = tid; u < units; u += nth)
-            if (pl.few || pl.splits > 1)
-                run_unit(p, g, &pl, kernel, slice, partials, u);
-            else
-                run_super(p, g, &pl, kernel, slice, u);
+            run_unit(p, g, &pl, kernel, slice, partials, u);
         if (pl.splits > 1) {
 #pragma omp barrier
             for (int64_t task = tid; task < pl.tasks; task += nth)

@@ -44,21 +44,6 @@
 
 enum { TQ = 64, TK = 64 };
 
-/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
- * K/V head are contiguous rows of Q and O and all see every key, so they
- * become one block of `group` rows against that K/V head. */
-static attn_problem fold_decode_heads(const attn_problem *p)
-{
-    attn_problem f = *p;
-    if (p->shape.n_q == 1 && p->group > 1) {
-        f.shape.n_q = p->group;
-        f.shape.heads_q = p->shape.heads_kv;
-        f.shape.causal = 0; /* the one query row sees all n_kv keys */
-        f.group = 1;
-    }
-    return f;
-}
-
 /* How the call is cut into work. */
 typedef struct plan {
     int32_t first;                /* rows before it see no key (causal, n_q > n_kv) */
@@ -101,7 +86,7 @@ static void make_plan(const attn_problem *p, plan *pl)
 
 int attn_xsmm_workspace(const attn_problem *p_in, size_t *bytes)
 {
-    attn_problem f = fold_decode_heads(p_in);
+    attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
     make_plan(&f, &pl);
     size_t floats = pl.per_thread * (size_t)f.threads, partial;
@@ -387,7 +372,7 @@ static void merge_splits(const float *parts, const plan *pl, int32_t nr, int32_t
 
 int attn_xsmm_run(const attn_problem *p_in, void *workspace)
 {
-    attn_problem f = fold_decode_heads(p_in);
+    attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
     const attn_shape *s = &p->shape;
     plan pl;

@@ -87,6 +87,22 @@ static inline float *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
     return p->o + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v;
 }
 
+/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
+ * K/V head are contiguous rows of Q and O and all see every key, so they
+ * can be computed as one block of `group` rows against that K/V head,
+ * without copying K or V. Returns the problem unchanged otherwise. */
+static inline attn_problem attn_fold_decode_heads(const attn_problem *p)
+{
+    attn_problem f = *p;
+    if (p->shape.n_q == 1 && p->group > 1) {
+        f.shape.n_q = p->group;
+        f.shape.heads_q = p->shape.heads_kv;
+        f.shape.causal = 0; /* the one query row sees all n_kv keys */
+        f.group = 1;
+    }
+    return f;
+}
+
 /* Checks a shape; on failure returns ATTN_EINVAL and writes a message naming
  * the field and its value ("heads_kv = 3 does not divide heads_q = 8"). */
 int attn_check_shape(const attn_shape *s, char *msg, size_t cap);
