@@ -14,9 +14,13 @@
  *        place and B = P stored S[j][i] (TRANS_B, which the JIT supports),
  *        C the row-major accumulator acc[i][c].
  * Every kernel shape the call needs (full tiles, the key and row tails, the
- * causal diagonal tile) is dispatched once per call before the parallel
- * region; libxsmm caches the JIT code itself. A NULL kernel (no JIT for this
- * CPU) falls back to a plain C tile product.
+ * causal diagonal tile) is dispatched before the parallel region, never in
+ * the loops. Across calls the JIT happens once per shape: libxsmm keeps the
+ * generated code in its registry and a later dispatch of the same shape is a
+ * lookup (at most six per call). attnbench keeps no kernel cache of its own,
+ * which would be mutable global state. A NULL kernel (no JIT for this CPU,
+ * or LIBXSMM_TARGET=generic: test verify_full_xsmm_no_jit) falls back to a
+ * plain C tile product.
  *
  * TQ = TK = 64: a 64 x 64 score tile is 16 KiB and Qt (64 x d_k) 16-32 KiB
  * for d_k <= 128, so both stay in L1 (48 KiB) while each tile is used; the
