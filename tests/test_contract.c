@@ -65,10 +65,10 @@ static void test_bad_fields(check_tally *t)
         {"scale", {1, 2, 1, 3, 4, 5, 6, 0, INFINITY}},
         {"scale", {1, 2, 1, 3, 4, 5, 6, 0, -INFINITY}},
         /* byte counts that overflow size_t: 2^31^4 floats */
-        {"Q", {INT32_MAX, INT32_MAX, 1, INT32_MAX, 1, INT32_MAX, 1, 0, 0}},
-        {"K", {65536, 1, 1, 1, INT32_MAX, INT32_MAX, 1, 0, 0}},
-        {"V", {65536, 1, 1, 1, INT32_MAX, 1, INT32_MAX, 0, 0}},
-        {"O", {65536, 1, 1, INT32_MAX, 1, 1, INT32_MAX, 0, 0}},
+        {"Q of batch", {INT32_MAX, INT32_MAX, 1, INT32_MAX, 1, INT32_MAX, 1, 0, 0}},
+        {"K of batch", {65536, 1, 1, 1, INT32_MAX, INT32_MAX, 1, 0, 0}},
+        {"V of batch", {65536, 1, 1, 1, INT32_MAX, 1, INT32_MAX, 0, 0}},
+        {"O of batch", {65536, 1, 1, INT32_MAX, 1, 1, INT32_MAX, 0, 0}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_refused(t, &bad[i].s, ATTN_EINVAL, bad[i].field);

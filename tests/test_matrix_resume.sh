@@ -25,6 +25,7 @@ pid=$!
 for _ in $(seq 1 300); do
     rows=$(($(wc -l 2>/dev/null <cut.csv || echo 0) - 1))
     ((rows >= 2)) && break
+    kill -0 "$pid" 2>/dev/null || break # it ended (or never started): stop polling
     sleep 0.05
 done
 kill -INT "$pid"
@@ -46,6 +47,7 @@ pid=$!
 for _ in $(seq 1 300); do
     rows=$(($(wc -l 2>/dev/null <killed.csv || echo 0) - 1))
     ((rows >= 2)) && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
 done
 kill -KILL "$pid"

@@ -25,6 +25,11 @@ static void check_variant_case(check_tally *t, const attn_variant *v, const attn
     }
     attn_shape s = attn_case_fill(c, 7, b.q, b.k, b.v);
     float *first = malloc(sizeof(float) * b.o_elems);
+    if (!first) {
+        CHECK(t, 0, "allocation");
+        attn_case_buffers_free(&b);
+        return;
+    }
     char name[256], why[400] = "";
     attn_case_name(v->name, c, name, sizeof name);
     attn_err_stats naive_st, st;
