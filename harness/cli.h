@@ -16,6 +16,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_peak(int argc, char **argv);
+int cmd_rss(int argc, char **argv);
 
 /* 1 when argv[*i] is `flag` with a value ("--flag v" or "--flag=v"):
  * sets *value and advances *i past a separate value. -1 (after printing

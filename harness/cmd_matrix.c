@@ -23,6 +23,7 @@
 #include "perf_targets.h"
 #include "progress.h"
 #include "results_csv.h"
+#include "rss_probe.h"
 #include "run_meta.h"
 #include "timer.h"
 
@@ -525,8 +526,14 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
                "metadata in %s\n",
                tot.ok + tot.skipped + tot.failed, tot.ok, tot.skipped, tot.failed, o->out,
                (double)(attn_now_ns() - t0) * 1e-9, meta);
-        if (o->preset == PERF_TARGETS)
+        if (o->preset == PERF_TARGETS) {
             attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, NULL);
+            /* The memory target needs a process per probe (its figure is the
+             * process's peak): run unless a --filter leaves out "rss". */
+            static const char *const streaming[] = {"stream", "avx2", "avx512", "xsmm", NULL};
+            if (!o->has_filter || regexec(&o->filter, "rss", 0, NULL, 0) == 0)
+                attn_rss_targets_report(stdout, streaming, NULL);
+        }
         if (tot.failed && rc == EXIT_OK)
             rc = EXIT_FAILED;
     }

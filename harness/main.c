@@ -15,6 +15,7 @@ static const struct {
     {"demo", cmd_demo, "the seed article's worked examples, step by step"},
     {"bench", cmd_bench, "Google Benchmark timings of variants x shapes x threads"},
     {"matrix", cmd_matrix, "the results CSV: every variant x shape x threads, timed and checked"},
+    {"rss", cmd_rss, "peak resident memory of one call, in a process of its own"},
     {"peak", cmd_peak, "the machine's roofline: FMA peak per ISA, exp rate, memory bandwidth"},
 };
 

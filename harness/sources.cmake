@@ -27,6 +27,8 @@ set(ATTNBENCH_SOURCES
   harness/perf_targets.c
   harness/cmd_bench.c
   harness/cmd_peak.c
+  harness/cmd_rss.c
+  harness/rss_probe.c
   harness/cmd_matrix.c
 )
 find_package(benchmark REQUIRED)
