@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,23 @@
 #include "variant.h"
 
 extern char **environ;
+
+/* The high-water mark of this process's resident set (VmHWM). Not
+ * getrusage's ru_maxrss: Linux carries that across execve, so a probe
+ * spawned by a matrix run holding 1.5 GiB of bandwidth arrays would report
+ * its parent's peak. VmHWM belongs to the address space exec made. */
+static size_t peak_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (size_t)kib * 1024;
+}
 
 int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal,
                        attn_rss_result *out)
@@ -39,9 +55,7 @@ int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal,
         out->seconds = (double)(attn_now_ns() - t0) * 1e-9;
         out->workspace_bytes = report.workspace_bytes;
     }
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        out->peak_rss_bytes = (size_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+    out->peak_rss_bytes = peak_rss_bytes();
     free(q);
     free(k);
     free(vv);

@@ -1,6 +1,6 @@
 /* Peak resident memory of one attention call, for issue 6's target "stream
  * and SIMD variants at n = 65536, d = 64: peak RSS <= inputs + 64 MiB".
- * The figure is the whole process's peak (getrusage), so it is measured in
+ * The figure is the whole process's peak (VmHWM), so it is measured in
  * a process of its own: `attnbench rss` runs one call and reports; the
  * perf-targets report spawns it once per variant. */
 #ifndef ATTN_RSS_PROBE_H
