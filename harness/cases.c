@@ -200,8 +200,12 @@ int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int 
             n = push(out, cap, n, adversarial_cases[i]);
         break;
     case CASES_GROWTH:
+        /* N(0,1) scores (a few keys dominate each row) and tied scores (every
+         * key weighs 1/n: the sums are as long as they get) */
         for (int32_t kv = 64; kv <= 16384; kv *= 4)
             n = push(out, cap, n, (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_NORMAL});
+        for (int32_t kv = 64; kv <= 16384; kv *= 4)
+            n = push(out, cap, n, (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_TIED});
         break;
     }
     return n;

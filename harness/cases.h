@@ -50,7 +50,8 @@ int attn_case_min_seeds(const attn_case *c);
 void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap);
 
 /* growth: 64 query rows against n_kv = 64 ... 16384 keys (causal, so the
- * rows see nearly all of them): how E_M grows with n (ACCURACY.md). */
+ * rows see nearly all of them), normal and tied data: how E_M grows with n
+ * (ACCURACY.md). */
 typedef enum attn_case_set {
     CASES_QUICK,
     CASES_FULL,
