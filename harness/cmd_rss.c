@@ -63,8 +63,8 @@ int cmd_rss(int argc, char **argv)
         return EXIT_USAGE;
     }
     printf("rss: variant=%s n=%ld d=%ld causal=%d\n", variants[0]->name, n, d, causal);
-    printf("input_bytes=%zu peak_rss_bytes=%zu workspace_bytes=%zu seconds=%.3f\n",
-           res.input_bytes, res.peak_rss_bytes, res.workspace_bytes, res.seconds);
+    printf("input_bytes=%zu peak_rss_bytes=%zu workspace_bytes=%zu seconds=%.3f\n", res.input_bytes,
+           res.peak_rss_bytes, res.workspace_bytes, res.seconds);
     double over = ((double)res.peak_rss_bytes - (double)res.input_bytes) / (1 << 20);
     int ok = res.peak_rss_bytes <= res.input_bytes + ATTN_RSS_ALLOWANCE;
     printf("rss: peak - inputs = %.1f MiB (allowed 64 MiB): %s\n", over, ok ? "ok" : "OVER");

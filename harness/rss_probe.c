@@ -31,8 +31,7 @@ static size_t peak_rss_bytes(void)
     return (size_t)kib * 1024;
 }
 
-int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal,
-                       attn_rss_result *out)
+int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, attn_rss_result *out)
 {
     const attn_variant *v = attn_find_variant(variant);
     if (!v)
@@ -70,8 +69,10 @@ int attn_rss_probe_spawn(const char *variant, int32_t n, int32_t d, int causal,
     snprintf(n_text, sizeof n_text, "%d", (int)n);
     snprintf(d_text, sizeof d_text, "%d", (int)d);
     snprintf(name, sizeof name, "%s", variant);
-    char *argv[] = {"attnbench", "rss",   "--variant", name, "--n", n_text, "--d", d_text,
-                    causal ? "--causal" : NULL, NULL};
+    char *argv[] = {"attnbench", "rss",  "--variant",
+                    name,        "--n",  n_text,
+                    "--d",       d_text, causal ? "--causal" : NULL,
+                    NULL};
     int pipe_fd[2];
     if (pipe(pipe_fd) != 0) {
         snprintf(err, cap, "cannot make a pipe for the rss probe");

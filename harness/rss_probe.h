@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 typedef struct attn_rss_result {
-    size_t input_bytes;   /* Q, K, V and O */
+    size_t input_bytes;    /* Q, K, V and O */
     size_t peak_rss_bytes; /* the process's peak resident set */
     size_t workspace_bytes;
     double seconds;
@@ -22,8 +22,7 @@ typedef struct attn_rss_result {
 /* One call of `variant` on batch 1, one head, n_q = n_kv = n, d_k = d_v = d
  * (causal when asked: the same memory for half the time), in this process.
  * Returns an ATTN_* code; ATTN_ENOTSUP for a variant this CPU lacks. */
-int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal,
-                       attn_rss_result *out);
+int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, attn_rss_result *out);
 
 /* The same in a child process (`self rss ...`, self = /proc/self/exe).
  * Returns 0, or -1 with `err` set (the child's refusal or failure). */

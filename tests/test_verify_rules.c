@@ -184,8 +184,9 @@ int main(void)
           "a hidden NaN column not caught: '%s'", st.first_failure);
 
     v = rogue("skip_nan_rows", skip_nan_rows);
-    CHECK(&t, run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
-                  strstr(st.first_failure, "never written"),
+    CHECK(&t,
+          run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "never written"),
           "an unwritten NaN row passed for a NaN result: '%s'", st.first_failure);
 
     v = rogue("negative_zero", negative_zero);
