@@ -86,7 +86,7 @@ const attn_variant attn_variants[] = {
         /* flash_avx512.c is built with -mavx512f -mfma; AVX512F implies AVX2 */
         .required_features = ATTN_CPU_AVX512F | ATTN_CPU_FMA,
         .description = "flash-attention-2 online softmax, AVX-512F; query rows as vector lanes",
-        .exp_ulps = 2,            /* attn_exp_avx512: 1.06 ulp (tests/test_exp --all) */
+        .exp_ulps = 2,            /* attn_exp_avx512: 1.062 ulp (tests/test_exp --all) */
         .kv_block = 48,           /* keys per running-max rescale */
         .tiles = {64, 48, 16, 6}, /* rows per tile, kv block, lanes, register tile */
         .workspace_size = attn_avx512_workspace,
