@@ -88,24 +88,9 @@ static int layout(const attn_shape *s, int32_t bq, block_layout *l)
     return l->total < scores ? -1 : 0;
 }
 
-/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
- * K/V head are contiguous rows of Q and O and all see every key, so they
- * become one block of `group` rows against that K/V head. */
-static attn_problem fold_decode_heads(const attn_problem *p)
-{
-    attn_problem f = *p;
-    if (p->shape.n_q == 1 && p->group > 1) {
-        f.shape.n_q = p->group;
-        f.shape.heads_q = p->shape.heads_kv;
-        f.shape.causal = 0; /* the one query row sees all n_kv keys */
-        f.group = 1;
-    }
-    return f;
-}
-
 int attn_blocked_workspace(const attn_problem *p, size_t *bytes)
 {
-    attn_problem f = fold_decode_heads(p);
+    attn_problem f = attn_fold_decode_heads(p);
     block_layout l;
     if (layout(&f.shape, block_rows(&f.shape), &l) ||
         __builtin_mul_overflow(l.total, sizeof(float), bytes) ||
@@ -290,7 +275,7 @@ static void run_block(const block_job *jb, float *ws, const block_layout *l)
 
 int attn_blocked_run(const attn_problem *p_in, void *workspace)
 {
-    attn_problem f = fold_decode_heads(p_in);
+    attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
     const attn_shape *s = &p->shape;
     int32_t bq = block_rows(s);
