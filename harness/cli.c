@@ -83,3 +83,15 @@ int cli_add_variant(const char *cmd, const char *name, const attn_variant **list
         list[(*n)++] = v;
     return 0;
 }
+
+int cli_set_filter(const char *cmd, const char *pattern, regex_t *re, int *has)
+{
+    if (*has)
+        regfree(re);
+    *has = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB) == 0;
+    if (!*has) {
+        fprintf(stderr, "%s: --filter '%s' is not a valid regular expression\n", cmd, pattern);
+        return -1;
+    }
+    return 0;
+}

@@ -41,6 +41,12 @@ struct attn_variant;
 int cli_add_variant(const char *cmd, const char *name, const struct attn_variant **list, int *n,
                     int cap);
 
+/* Compiles `pattern` (POSIX extended) into *re, replacing a previous one
+ * when *has is set; prints "<cmd>: --filter 'x' is not a valid regular
+ * expression" and returns -1 (with *has cleared) when it does not compile. */
+#include <regex.h>
+int cli_set_filter(const char *cmd, const char *pattern, regex_t *re, int *has);
+
 /* Prints "<cmd>: unknown option '<arg>'" plus a hint to --help; returns EXIT_USAGE. */
 int cli_unknown(const char *cmd, const char *arg);
 

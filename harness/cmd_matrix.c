@@ -148,16 +148,8 @@ static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
             if (r < 0 || cli_parse_double("matrix", "--max-time", value, 0, 36000, &o->max_time))
                 return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
-            if (r < 0)
+            if (r < 0 || cli_set_filter("matrix", value, &o->filter, &o->has_filter) != 0)
                 return -1;
-            if (o->has_filter)
-                regfree(&o->filter);
-            if (regcomp(&o->filter, value, REG_EXTENDED | REG_NOSUB) != 0) {
-                o->has_filter = 0;
-                fprintf(stderr, "matrix: --filter '%s' is not a valid regular expression\n", value);
-                return -1;
-            }
-            o->has_filter = 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
             if (r < 0)
                 return -1;

@@ -162,15 +162,8 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             if (r < 0 || cli_parse_long("verify", "--seeds", value, 3, 1000, &o->seeds) != 0)
                 return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
-            if (r < 0)
+            if (r < 0 || cli_set_filter("verify", value, &o->filter, &o->has_filter) != 0)
                 return -1;
-            if (o->has_filter)
-                regfree(&o->filter);
-            if (regcomp(&o->filter, value, REG_EXTENDED | REG_NOSUB) != 0) {
-                fprintf(stderr, "verify: --filter '%s' is not a valid regular expression\n", value);
-                return -1;
-            }
-            o->has_filter = 1;
         } else {
             cli_unknown("verify", argv[i]);
             return -1;
