@@ -14,6 +14,12 @@
 
 enum { MAX_REPS = 64, EXP_ARRAY = 4096 };
 
+/* Repetitions kept for a median: at least one, at most the rate buffers. */
+static int clamp_reps(int reps)
+{
+    return reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
+}
+
 attn_peak_opts attn_peak_default_opts(void)
 {
     return (attn_peak_opts){
@@ -172,10 +178,7 @@ double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds
 {
     if (!attn_isa_available(isa, NULL, 0) || threads < 1)
         return NAN;
-    if (reps < 1)
-        reps = 1;
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
+    reps = clamp_reps(reps);
     /* Calibrate rounds on one thread (this also warms the vector units up:
      * AVX-512 runs at a lower licence for the first microseconds). */
     int team;
@@ -243,10 +246,7 @@ double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double s
 {
     if (!attn_exp_available(kind, NULL, 0) || threads < 1)
         return NAN;
-    if (reps < 1)
-        reps = 1;
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
+    reps = clamp_reps(reps);
     int team;
     double per_s = time_exp_team(kind, 1, 16, &team);
     long rounds = (long)(seconds * per_s / EXP_ARRAY) + 1;
@@ -340,10 +340,7 @@ static void stream_touch(stream_arrays *s, int threads)
 static void stream_measure(stream_arrays *s, int threads, int reps, double *read_gbs,
                            double *triad_gbs)
 {
-    if (reps < 1)
-        reps = 1;
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
+    reps = clamp_reps(reps);
     /* Read streams all three arrays; triad reads b and c and writes a
      * (STREAM's count, without the write-allocate read of a). */
     const double moved = 3.0 * (double)s->n * sizeof(float);

@@ -170,6 +170,31 @@ static void take_number(json_parser *j, double x)
 
 static void parse_value(json_parser *j);
 
+/* One member of an object or array: its value parsed under path `name`,
+ * then the separator. Returns 1 when a ',' says another member follows, 0
+ * when `close` ended the container or parsing failed. */
+static int parse_member(json_parser *j, const char *name, char close)
+{
+    if (j->depth >= MAX_DEPTH) {
+        fail(j, "nested too deeply");
+        return 0;
+    }
+    snprintf(j->path[j->depth++], MAX_KEY, "%s", name);
+    parse_value(j);
+    j->depth--;
+    skip_ws(j);
+    if (j->p < j->end && *j->p == ',') {
+        j->p++;
+        return 1;
+    }
+    if (j->p < j->end && *j->p == close) {
+        j->p++;
+        return 0;
+    }
+    fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    return 0;
+}
+
 static void parse_object(json_parser *j)
 {
     j->p++; /* '{' */
@@ -189,23 +214,8 @@ static void parse_object(json_parser *j)
             return;
         }
         j->p++;
-        if (j->depth >= MAX_DEPTH) {
-            fail(j, "nested too deeply");
+        if (!parse_member(j, key, '}'))
             return;
-        }
-        snprintf(j->path[j->depth++], MAX_KEY, "%s", key);
-        parse_value(j);
-        j->depth--;
-        skip_ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            return;
-        }
-        fail(j, "expected ',' or '}'");
     }
 }
 
@@ -217,25 +227,8 @@ static void parse_array(json_parser *j)
         j->p++;
         return;
     }
-    while (!j->failed) {
-        if (j->depth >= MAX_DEPTH) {
-            fail(j, "nested too deeply");
-            return;
-        }
-        snprintf(j->path[j->depth++], MAX_KEY, "[]");
-        parse_value(j);
-        j->depth--;
-        skip_ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == ']') {
-            j->p++;
-            return;
-        }
-        fail(j, "expected ',' or ']'");
-    }
+    while (!j->failed && parse_member(j, "[]", ']'))
+        ;
 }
 
 static void parse_value(json_parser *j)
