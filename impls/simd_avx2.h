@@ -1,5 +1,5 @@
-/* simd_avx2.h — AVX2+FMA helpers shared by the AVX2 variants: exp,
- * horizontal max/sum, tail masks. Include only from files compiled with
+/* simd_avx2.h — AVX2+FMA helpers shared by the AVX2 variants: exp and
+ * tail masks. Include only from files compiled with
  * -mavx2 -mfma (or a superset, e.g. the AVX-512 flags). */
 #ifndef ATTN_SIMD_AVX2_H
 #define ATTN_SIMD_AVX2_H
@@ -74,25 +74,6 @@ static inline __m256 attn_exp_avx2(__m256 x)
 static inline __m256i attn_tail_mask_avx2(int n)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* Largest lane. NaN handling is MAXPS's (asymmetric): callers that must see
- * a NaN test for it themselves. */
-static inline float attn_hmax_avx2(__m256 v)
-{
-    __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_max_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
-}
-
-/* Sum of the lanes as a pairwise tree (fixed order: reproducible). */
-static inline float attn_hsum_avx2(__m256 v)
-{
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
 }
 
 #endif

@@ -1,5 +1,5 @@
-/* simd_avx512.h — AVX-512F helpers shared by the AVX-512 variants: exp,
- * horizontal max/sum, tail masks. Include only from files compiled with
+/* simd_avx512.h — AVX-512F helpers shared by the AVX-512 variants: exp, the
+ * fixed-order 16-vector horizontal sum, tail masks. Include only from files compiled with
  * -mavx512f -mfma (the intrinsics below need nothing beyond AVX512F; the
  * AVX2 header it includes for the exp constants needs AVX2 and FMA, which
  * those flags imply). */
@@ -49,29 +49,6 @@ static inline __m512 attn_exp_avx512(__m512 x)
 static inline __mmask16 attn_tail_mask_avx512(int n)
 {
     return (__mmask16)((1u << n) - 1u);
-}
-
-/* Largest lane. NaN handling is MAXPS's (asymmetric): callers that must
- * see a NaN test for it themselves. */
-static inline float attn_hmax_avx512(__m512 v)
-{
-    __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_max_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
-}
-
-/* Sum of the lanes as a pairwise tree (fixed order: reproducible). */
-static inline float attn_hsum_avx512(__m512 v)
-{
-    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
 }
 
 /* Lane n = the sum of x[n]'s lanes, for 16 vectors at once: 4 levels of
