@@ -126,18 +126,6 @@ void attn_gb_use_real_time(attn_gb_benchmark *b)
         b->bench->UseRealTime();
 }
 
-void attn_gb_min_time(attn_gb_benchmark *b, double seconds)
-{
-    if (b && seconds > 0)
-        b->bench->MinTime(seconds);
-}
-
-void attn_gb_iterations(attn_gb_benchmark *b, int64_t iterations)
-{
-    if (b && iterations > 0)
-        b->bench->Iterations(static_cast<benchmark::IterationCount>(iterations));
-}
-
 int attn_gb_rate_counter(attn_gb_benchmark *b, const char *name, double per_iteration)
 {
     return name ? add_counter(b, {CounterSpec::kRate, name, per_iteration, 0.0}) : -1;

@@ -44,10 +44,6 @@ void attn_gb_setup(attn_gb_benchmark *b, attn_gb_setup_fn setup);
 /* Time by the wall clock, not the main thread's CPU time: mandatory when
  * the callback runs OpenMP threads. */
 void attn_gb_use_real_time(attn_gb_benchmark *b);
-/* Per-benchmark minimum time (seconds) and fixed iteration count; a
- * --benchmark_min_time flag applies only where these are not set. */
-void attn_gb_min_time(attn_gb_benchmark *b, double seconds);
-void attn_gb_iterations(attn_gb_benchmark *b, int64_t iterations);
 
 /* A rate counter: `per_iteration` units of work per callback, reported as
  * units per second of (real) time (kIsIterationInvariantRate). */
