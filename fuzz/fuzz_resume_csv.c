@@ -43,7 +43,7 @@ static void check_line(const char *line, size_t err_cap)
         free(err);
         return;
     }
-    REQUIRE(r.case_name[0] && r.status[0], "accepted an empty case or status");
+    REQUIRE(r.case_name[0], "accepted an empty case");
     static char first[LINE_CAP], second[LINE_CAP];
     int n = attn_results_format(&r, first, sizeof first);
     REQUIRE(n > 0 && first[n - 1] == '\n', "accepted row does not format (%d)", n);
@@ -84,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[] = "/tmp/fuzz_resume_csv.XXXXXX";
     int fd = mkstemp(path);
     REQUIRE(fd >= 0, "mkstemp");
-    const char *header = attn_results_header();
+    char header[ATTN_RESULTS_HEADER_CAP];
+    attn_results_header(header, sizeof header);
     size_t hlen = strlen(header), file_size = size;
     if (with_header) {
         REQUIRE(write(fd, header, hlen) == (ssize_t)hlen && write(fd, "\n", 1) == 1, "write");

@@ -48,6 +48,8 @@ int cmd_list(int argc, char **argv)
     }
     char buf[256];
     printf("\ncpu: %s (%d logical CPUs, slug %s)\n", m.model, m.cores, m.slug);
+    printf("identity: %s family %d model %d stepping %d: %s; best FMA ISA %s\n", m.vendor, m.family,
+           m.model_id, m.stepping, m.uarch, m.isa);
     attn_cpu_format(cpu->detected, buf, sizeof buf);
     printf("detected features: %s\n", buf[0] ? buf : "(none beyond x86-64)");
     if (cpu->hidden & cpu->detected) {

@@ -65,41 +65,43 @@ typedef struct matrix_cell {
 
 static void matrix_help(void)
 {
-    printf("usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
-           "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
-           "                        [--min-time S]\n"
-           "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
-           "N]\n\n"
-           "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
-           "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
-           "(machine, build, library versions, date, and the peaks measured at the start).\n"
-           "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
-           "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
-           "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
-           "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
-           "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
-           "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
-           "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
-           "  --preset NAME      %s (default quick)\n"
-           "  --variant NAME     only this variant (repeatable); default: the preset's\n"
-           "  --threads N        thread count (repeatable); replaces the preset's\n"
-           "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
-           "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
-           "                     a file that holds rows is refused)\n"
-           "  --resume           keep the rows already in FILE.csv (its header must match)\n"
-           "                     and its meta.json's peaks; run only what is missing\n"
-           "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
-           "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
-           "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
-           "                     least one run; default per preset, 1 for quick)\n"
-           "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
-           "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
-           "                     instead of measuring them (~10 s)\n"
-           "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
-           "With --preset perf-targets, issue 6's targets are printed after the run with the\n"
-           "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
-           "or an unwritable/foreign --out, 130 when interrupted.\n",
-           attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
+    printf(
+        "usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
+        "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
+        "                        [--min-time S]\n"
+        "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
+        "N]\n\n"
+        "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
+        "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
+        "(machine, build, library versions, date, and the peaks measured at the start).\n"
+        "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
+        "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
+        "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
+        "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
+        "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
+        "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
+        "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
+        "  --preset NAME      %s (default quick)\n"
+        "  --variant NAME     only this variant (repeatable); default: the preset's\n"
+        "  --threads N        thread count (repeatable); replaces the preset's\n"
+        "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
+        "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
+        "                     a file that holds rows is refused)\n"
+        "  --resume           keep the rows already in FILE.csv (its header must match)\n"
+        "                     and its meta.json's peaks; run only what is missing\n"
+        "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
+        "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
+        "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
+        "                     least one run; default per preset, 1 for quick)\n"
+        "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
+        "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
+        "                     instead of measuring them (~10 s)\n"
+        "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
+        "  --print-columns    print the CSV's columns and types and exit\n"
+        "With --preset perf-targets, the performance targets are printed after the run with the\n"
+        "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
+        "or an unwritable/foreign --out, 130 when interrupted.\n",
+        attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
 }
 
 static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
@@ -115,6 +117,9 @@ static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
             o->resume = 1;
         } else if (cli_switch(argv, i, "--overwrite")) {
             o->overwrite = 1;
+        } else if (cli_switch(argv, i, "--print-columns")) {
+            attn_results_print_columns(stdout);
+            return 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
             if (r < 0)
                 return -1;
@@ -178,8 +183,10 @@ static int64_t check_row_stride(const attn_shape *s)
 }
 
 /* The untimed checked run through the public dispatcher (guards around the
- * workspace), then its output against the reference on sampled rows. */
-static void check_cell(attn_perf_cell *c, int all, attn_result_row *row)
+ * workspace), then its output against the reference on sampled rows.
+ * Returns 0 when the run itself worked (the row may still have failed a
+ * rule), -1 when there is nothing to time. */
+static int check_cell(attn_perf_cell *c, int all, attn_result_row *row)
 {
     attn_run_report report;
     char msg[300];
@@ -187,28 +194,28 @@ static void check_cell(attn_perf_cell *c, int all, attn_result_row *row)
     int rc =
         attn_run_variant(c->variant, &c->shape, c->q, c->k, c->v, c->o, &report, msg, sizeof msg);
     if (rc != ATTN_OK) {
-        snprintf(row->status, sizeof row->status, "failed: attn_run returned %d: %s", rc, msg);
-        return;
+        attn_result_row_set(row, ATTN_ROW_FAILED, "attn_run returned %d: %s", rc, msg);
+        return -1;
     }
     if (!report.workspace_guard_ok) {
-        snprintf(row->status, sizeof row->status,
-                 "failed: guard bytes around the workspace overwritten");
-        return;
+        attn_result_row_set(row, ATTN_ROW_FAILED, "guard bytes around the workspace overwritten");
+        return -1;
     }
     attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
     p.threads = c->threads;   /* rule A's r counts the run's threads */
     omp_set_num_threads(all); /* the reference itself may use every core */
     attn_err_stats st;
     if (attn_check_output(c->variant, &p, c->o, check_row_stride(&c->shape), &st) != ATTN_OK) {
-        snprintf(row->status, sizeof row->status, "failed: out of memory for the reference");
-        return;
+        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
+        return 0;
     }
     row->max_err_u = st.e_m;
     row->max_err_d_u = st.e_d;
     row->bound_u = st.bound_u;
     row->nmse = attn_err_nmse(&st);
     if (st.failures)
-        snprintf(row->status, sizeof row->status, "failed: %s", st.first_failure);
+        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
+    return 0;
 }
 
 static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *row)
@@ -216,7 +223,7 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *
     static const int max_reps = MAX_REPS;
     double *t = malloc(sizeof *t * (size_t)max_reps);
     if (!t) {
-        snprintf(row->status, sizeof row->status, "failed: out of memory for the timings");
+        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the timings");
         return;
     }
     int n = 0;
@@ -227,7 +234,7 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *
         int rc = attn_perf_cell_run(c);
         double ns = (double)(attn_now_ns() - t0);
         if (rc != ATTN_OK) {
-            snprintf(row->status, sizeof row->status, "failed: run() returned %d in timing", rc);
+            attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in timing", rc);
             free(t);
             return;
         }
@@ -241,6 +248,26 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *
     row->time_ns_max = hi;
     row->repetitions = n;
     free(t);
+}
+
+/* The skip/failure texts of perf_cell.c start with the status word; the
+ * row keeps the status as such and the rest as its reason. */
+static void set_from_text(attn_result_row *row, attn_row_status status, const char *text)
+{
+    const char *word = attn_row_status_name(status);
+    size_t n = strlen(word);
+    if (strncmp(text, word, n) == 0 && text[n] == ':')
+        text += n + 1 + (text[n + 1] == ' ');
+    attn_result_row_set(row, status, "%s", text);
+}
+
+/* The row's % of its roof, and whether it beat the roof (then the roof is
+ * what is wrong: the peak under-measures this CPU). */
+static void judge_roof(attn_result_row *row, int bw_bound)
+{
+    row->pct_peak = bw_bound ? 100.0 * row->gbytes_per_s / row->peak_gbytes_per_s
+                             : 100.0 * row->gflops / row->peak_gflops;
+    row->roof_exceeded = isfinite(row->pct_peak) && row->pct_peak > 100.0;
 }
 
 /* Fills a row for one cell: skip reason, or checked run plus timings. */
@@ -259,26 +286,26 @@ static void measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
     row->peak_gflops = attn_peak_fma_for(pk, threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
-    snprintf(row->status, sizeof row->status, "ok");
     size_t ws = 0;
-    int skip = attn_perf_skip_reason(v, s, threads, &ws, row->status, sizeof row->status);
+    char why[400];
+    int skip = attn_perf_skip_reason(v, s, threads, &ws, why, sizeof why);
     row->workspace_bytes = (int64_t)ws;
-    if (skip)
+    if (skip) {
+        set_from_text(row, ATTN_ROW_SKIPPED, why);
         return;
+    }
     attn_perf_cell cell;
-    if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, row->status, sizeof row->status) !=
-        0)
+    if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
+        set_from_text(row, ATTN_ROW_FAILED, why);
         return;
-    check_cell(&cell, all, row);
-    if (strncmp(row->status, "failed: attn_run", 16) != 0 &&
-        strncmp(row->status, "failed: guard", 13) != 0)
+    }
+    if (check_cell(&cell, all, row) == 0)
         time_cell(&cell, o, row);
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;
         row->gbytes_per_s = attn_perf_bytes(s) / row->time_ns_median;
-        row->pct_peak = bw_bound ? 100.0 * row->gbytes_per_s / row->peak_gbytes_per_s
-                                 : 100.0 * row->gflops / row->peak_gflops;
+        judge_roof(row, bw_bound);
     }
 }
 
@@ -389,16 +416,29 @@ static void print_row(const attn_result_row *r)
                  r->pct_peak, r->limit);
     }
     printf("%-6s %s threads=%d %s %s",
-           strncmp(r->status, "ok", 2) == 0        ? "ok"
-           : strncmp(r->status, "skipped", 7) == 0 ? "SKIP"
-                                                   : "FAIL",
+           r->status == ATTN_ROW_OK        ? "ok"
+           : r->status == ATTN_ROW_SKIPPED ? "SKIP"
+                                           : "FAIL",
            r->case_name, r->threads, time, rate);
     if (isfinite(r->max_err_u))
         printf(" E_M=%.2fu", r->max_err_u);
-    if (strcmp(r->status, "ok") != 0)
-        printf("  %s", r->status);
+    if (r->status != ATTN_ROW_OK)
+        printf("  %s: %s", attn_row_status_name(r->status), r->reason);
+    if (r->roof_exceeded)
+        printf("  ROOF EXCEEDED");
     printf("\n");
     fflush(stdout);
+}
+
+/* A row above its roof: the roof is wrong, and the user must hear it. */
+static void warn_roof(const attn_result_row *r)
+{
+    int bw = strcmp(r->limit, "bandwidth") == 0;
+    fprintf(stderr,
+            "matrix: warning: %s threads=%d runs at %.1f%% of its roof (%s %.1f %s at %d "
+            "threads): the roof under-measures this CPU\n",
+            r->case_name, r->threads, r->pct_peak, bw ? "read bandwidth" : "FMA peak",
+            bw ? r->peak_gbytes_per_s : r->peak_gflops, bw ? "GB/s" : "GFLOP/s", r->threads);
 }
 
 /* Writes a row under the interrupt lock, so Ctrl-C never cuts it. */
@@ -436,9 +476,11 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
             return -1;
         attn_progress_clear(&bar);
         print_row(&row);
-        if (strcmp(row.status, "ok") == 0)
+        if (row.roof_exceeded)
+            warn_roof(&row);
+        if (row.status == ATTN_ROW_OK)
             tot->ok++;
-        else if (strncmp(row.status, "skipped", 7) == 0)
+        else if (row.status == ATTN_ROW_SKIPPED)
             tot->skipped++;
         else
             tot->failed++;
@@ -501,7 +543,8 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         rc = EXIT_FAILED;
     } else if (matrix_peaks(o, meta, cells, n, m.cores, &pk, &reused_meta) != 0) {
         rc = EXIT_USAGE;
-    } else if (!reused_meta && attn_meta_write(meta, info->name, &pk, err, sizeof err) != 0) {
+    } else if (!reused_meta &&
+               attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, err, sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
     }
@@ -518,6 +561,19 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
                "metadata in %s\n",
                tot.ok + tot.skipped + tot.failed, tot.ok, tot.skipped, tot.failed, o->out,
                (double)(attn_now_ns() - t0) * 1e-9, meta);
+        /* The sidecar lists every row of the file above its roof. */
+        if (attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, err, sizeof err) != 0) {
+            fprintf(stderr, "matrix: %s\n", err);
+            rc = EXIT_FAILED;
+        }
+        int exceeded = 0;
+        for (int i = 0; i < rf.n_rows; i++)
+            exceeded += rf.rows[i].roof_exceeded;
+        if (exceeded)
+            fprintf(stderr,
+                    "matrix: warning: %d row(s) of %s above 100%% of their roof: the peak "
+                    "under-measures this CPU (listed in %s)\n",
+                    exceeded, o->out, meta);
         if (o->preset == PERF_TARGETS) {
             attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, NULL);
             /* The memory target needs a process per probe (its figure is the

@@ -13,7 +13,7 @@ static void rss_help(void)
            "Runs one call of the variant on one head, n_q = n_kv = N (default 65536),\n"
            "d_k = d_v = D (default 64), N(0,1) data, and prints the process's peak\n"
            "resident memory beside the bytes of Q, K, V and O. Exit 1 when the peak\n"
-           "exceeds the inputs by more than 64 MiB (issue 6's target for the streaming\n"
+           "exceeds the inputs by more than 64 MiB (the memory target for the streaming\n"
            "variants), 2 on bad usage; a variant this CPU cannot run is a SKIP line.\n"
            "--causal does the same memory in half the time.\n");
 }

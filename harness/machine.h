@@ -1,19 +1,26 @@
-/* Facts about the machine for reports: model slug, cores, cache sizes. */
+/* Facts about the machine for reports: identity, slug, cores, cache sizes. */
 #ifndef ATTN_MACHINE_H
 #define ATTN_MACHINE_H
 
 #include <stddef.h>
 
 typedef struct attn_machine {
-    char model[64];
-    char slug[80]; /* e.g. "intel-xeon-2c": lower-case model words + core count */
-    int cores;     /* online logical CPUs */
+    char model[64];  /* brand string */
+    char vendor[16]; /* CPUID vendor string, e.g. "AuthenticAMD" */
+    int family, model_id, stepping;
+    char uarch[40];  /* "zen3", "sapphirerapids", or "unknown-fam25-mod1" */
+    const char *isa; /* best FMA ISA this (masked) CPU runs: "avx512", "avx2", "scalar" */
+    char slug[96];   /* e.g. "amd-zen3-avx2-2c": results/<slug>/ */
+    int cores;       /* online logical CPUs */
     long l1d_bytes, l2_bytes, l3_bytes; /* 0 when unknown */
 } attn_machine;
 
 void attn_machine_read(attn_machine *m);
 
-/* Lower-case, dash-separated model name without vendor noise, plus "-<n>c". */
-void attn_machine_slug(const char *model, int cores, char *out, size_t cap);
+/* "<vendor>-<uarch>-<isa>-<cores>c": vendor "amd", "intel" or "unknown";
+ * uarch from the family/model table (cpu_uarch.h); isa the best FMA ISA.
+ * Two machines that differ in any of them land in different folders. */
+void attn_machine_slug(const char *vendor, const char *uarch, const char *isa, int cores, char *out,
+                       size_t cap);
 
 #endif

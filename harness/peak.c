@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu_features.h"
+#include "flash_driver.h" /* attn_exp_avx2_array, attn_exp_avx512_array */
 #include "peak_kernels.h"
 #include "timer.h"
 
@@ -106,7 +107,10 @@ static void move_column(attn_peak *pk, int from, int to)
         pk->fma_gflops[i][to] = pk->fma_gflops[i][from];
     for (int e = 0; e < ATTN_EXP_COUNT; e++)
         pk->exp_gelem_per_s[e][to] = pk->exp_gelem_per_s[e][from];
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        pk->fma_chains[i][to] = pk->fma_chains[i][from];
     pk->read_gbytes_per_s[to] = pk->read_gbytes_per_s[from];
+    memcpy(pk->read_kernel[to], pk->read_kernel[from], sizeof pk->read_kernel[to]);
     pk->triad_gbytes_per_s[to] = pk->triad_gbytes_per_s[from];
 }
 
@@ -128,40 +132,36 @@ int attn_peak_add_threads(attn_peak *pk, int threads)
         pk->fma_gflops[i][at] = NAN;
     for (int e = 0; e < ATTN_EXP_COUNT; e++)
         pk->exp_gelem_per_s[e][at] = NAN;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        pk->fma_chains[i][at] = 0;
     pk->read_gbytes_per_s[at] = NAN;
+    pk->read_kernel[at][0] = '\0';
     pk->triad_gbytes_per_s[at] = NAN;
     return at;
 }
 
-static float run_fma(attn_isa isa, long rounds)
+static const attn_peak_fma_kernel *fma_kernels(attn_isa isa)
 {
     switch (isa) {
     case ATTN_ISA_AVX2:
-        return attn_peak_fma_avx2(rounds);
+        return attn_peak_fma_avx2_kernels;
     case ATTN_ISA_AVX512:
-        return attn_peak_fma_avx512(rounds);
+        return attn_peak_fma_avx512_kernels;
     default:
-        return attn_peak_fma_scalar(rounds);
+        return attn_peak_fma_scalar_kernels;
     }
-}
-
-static double fma_flops_per_round(attn_isa isa)
-{
-    return isa == ATTN_ISA_AVX512 ? ATTN_PEAK_AVX512_FLOPS
-           : isa == ATTN_ISA_AVX2 ? ATTN_PEAK_AVX2_FLOPS
-                                  : ATTN_PEAK_SCALAR_FLOPS;
 }
 
 /* Wall time of every thread of a team of `threads` running `rounds`
  * rounds; *team gets the team size the runtime actually gave. */
-static double time_fma_team(attn_isa isa, int threads, long rounds, int *team)
+static double time_fma_team(const attn_peak_fma_kernel *k, int threads, long rounds, int *team)
 {
     volatile float sink = 0.0f;
     int got = 1;
     int64_t t0 = attn_now_ns();
 #pragma omp parallel num_threads(threads)
     {
-        float r = run_fma(isa, rounds);
+        float r = k->run(rounds);
 #pragma omp master
         {
             got = omp_get_num_threads();
@@ -174,36 +174,57 @@ static double time_fma_team(attn_isa isa, int threads, long rounds, int *team)
     return (double)(t1 - t0) * 1e-9;
 }
 
-double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds)
+/* One kernel: GFLOP/s of the whole team, median of `reps`. */
+static double measure_fma_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
+                                 double seconds)
 {
-    if (!attn_isa_available(isa, NULL, 0) || threads < 1)
-        return NAN;
-    reps = clamp_reps(reps);
+    const double flops_per_round = 2.0 * k->chains * k->lanes;
     /* Calibrate rounds on one thread (this also warms the vector units up:
      * AVX-512 runs at a lower licence for the first microseconds). */
     int team;
     long rounds = 1 << 14;
     double t = 0;
-    while ((t = time_fma_team(isa, 1, rounds, &team)) < seconds / 8 && rounds < (1L << 40))
+    while ((t = time_fma_team(k, 1, rounds, &team)) < seconds / 8 && rounds < (1L << 40))
         rounds *= 2;
     rounds = (long)((double)rounds * seconds / t) + 1;
-    time_fma_team(isa, threads, rounds, &team); /* warm-up of the whole team */
+    time_fma_team(k, threads, rounds, &team); /* warm-up of the whole team */
     double rate[MAX_REPS];
     for (int r = 0; r < reps; r++) {
-        double secs = time_fma_team(isa, threads, rounds, &team);
-        rate[r] = (double)team * (double)rounds * fma_flops_per_round(isa) / secs * 1e-9;
+        double secs = time_fma_team(k, threads, rounds, &team);
+        rate[r] = (double)team * (double)rounds * flops_per_round / secs * 1e-9;
     }
     return attn_median(rate, reps);
+}
+
+double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds, int *chains)
+{
+    if (chains)
+        *chains = 0;
+    if (!attn_isa_available(isa, NULL, 0) || threads < 1)
+        return NAN;
+    reps = clamp_reps(reps);
+    /* The best chain count differs between microarchitectures (latency x
+     * ports): every count that fits the register file is measured. */
+    double best = NAN;
+    for (const attn_peak_fma_kernel *k = fma_kernels(isa); k->chains; k++) {
+        double g = measure_fma_kernel(k, threads, reps, seconds);
+        if (!(g <= best)) {
+            best = g;
+            if (chains)
+                *chains = k->chains;
+        }
+    }
+    return best;
 }
 
 static void run_exp(attn_exp_kind kind, const float *x, float *y, size_t n)
 {
     switch (kind) {
     case ATTN_EXP_AVX2:
-        attn_peak_exp_avx2(x, y, n);
+        attn_exp_avx2_array(x, y, n);
         break;
     case ATTN_EXP_AVX512:
-        attn_peak_exp_avx512(x, y, n);
+        attn_exp_avx512_array(x, y, n);
         break;
     default:
         attn_peak_exp_libm(x, y, n);
@@ -269,8 +290,40 @@ static void chunk(size_t n, int parts, int part, size_t *begin, size_t *end)
         *end = n;
 }
 
-/* One pass; returns its wall time in seconds. kind 0 = read, 1 = triad. */
-static double stream_pass(int kind, float *a, float *b, float *c, size_t n, int threads)
+/* The read kernels the read roof is the best of (peak_kernels.h): a
+ * decode kernel reads two streams with software prefetch, which a single
+ * plain loop does not measure. `streams`: the thread's parts of a, b and c
+ * side by side (3) or one after the other (1). */
+typedef struct read_kernel {
+    const char *name;
+    int streams;
+    size_t prefetch_ahead; /* 0: no software prefetch (plain C) */
+    uint32_t features;
+} read_kernel;
+
+static const read_kernel read_kernels[] = {
+    {"plain", 1, 0, 0},
+    {"streams3", 3, 0, 0},
+    {"avx2-prefetch-1k", 1, 1024, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"avx2-prefetch-4k", 1, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"avx2-prefetch-4k-streams3", 3, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+};
+enum { READ_KERNELS = sizeof read_kernels / sizeof read_kernels[0] };
+
+static float read_part(const read_kernel *k, const float *const *parts, size_t n)
+{
+    float s = 0.0f;
+    if (k->streams == 3)
+        return k->prefetch_ahead ? attn_peak_read_avx2_prefetch(parts, 3, n, k->prefetch_ahead)
+                                 : attn_peak_read_streams(parts, 3, n);
+    for (int i = 0; i < 3; i++)
+        s += k->prefetch_ahead ? attn_peak_read_avx2_prefetch(parts + i, 1, n, k->prefetch_ahead)
+                               : attn_peak_read(parts[i], n);
+    return s;
+}
+
+/* One pass; returns its wall time in seconds. `k` NULL: triad. */
+static double stream_pass(const read_kernel *k, float *a, float *b, float *c, size_t n, int threads)
 {
     volatile float sink = 0.0f;
     int64_t t0 = attn_now_ns();
@@ -278,9 +331,9 @@ static double stream_pass(int kind, float *a, float *b, float *c, size_t n, int 
     {
         size_t lo, hi;
         chunk(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        if (kind == 0) {
-            float s = attn_peak_read(a + lo, hi - lo) + attn_peak_read(b + lo, hi - lo) +
-                      attn_peak_read(c + lo, hi - lo);
+        if (k) {
+            const float *parts[3] = {a + lo, b + lo, c + lo};
+            float s = read_part(k, parts, hi - lo);
             if (omp_get_thread_num() == 0)
                 sink = s;
         } else {
@@ -337,32 +390,46 @@ static void stream_touch(stream_arrays *s, int threads)
     }
 }
 
-static void stream_measure(stream_arrays *s, int threads, int reps, double *read_gbs,
-                           double *triad_gbs)
+/* Median GB/s of one kernel (NULL: triad) over `reps` passes after one
+ * warm-up pass. Every kernel moves the three arrays once (triad reads b
+ * and c and writes a: STREAM's count, without the write-allocate read). */
+static double stream_rate(stream_arrays *s, const read_kernel *k, int threads, int reps)
 {
-    reps = clamp_reps(reps);
-    /* Read streams all three arrays; triad reads b and c and writes a
-     * (STREAM's count, without the write-allocate read of a). */
     const double moved = 3.0 * (double)s->n * sizeof(float);
     double rate[MAX_REPS];
-    stream_pass(0, s->a, s->b, s->c, s->n, threads);
+    stream_pass(k, s->a, s->b, s->c, s->n, threads);
     for (int r = 0; r < reps; r++)
-        rate[r] = moved / stream_pass(0, s->a, s->b, s->c, s->n, threads) * 1e-9;
-    *read_gbs = attn_median(rate, reps);
-    stream_pass(1, s->a, s->b, s->c, s->n, threads);
-    for (int r = 0; r < reps; r++)
-        rate[r] = moved / stream_pass(1, s->a, s->b, s->c, s->n, threads) * 1e-9;
-    *triad_gbs = attn_median(rate, reps);
+        rate[r] = moved / stream_pass(k, s->a, s->b, s->c, s->n, threads) * 1e-9;
+    return attn_median(rate, reps);
+}
+
+static void stream_measure(stream_arrays *s, int threads, int reps, double *read_gbs,
+                           double *triad_gbs, char *read_kernel_name)
+{
+    reps = clamp_reps(reps);
+    *read_gbs = NAN;
+    for (int i = 0; i < READ_KERNELS; i++) {
+        const read_kernel *k = &read_kernels[i];
+        if (!features_present(k->features, NULL, 0))
+            continue;
+        double gbs = stream_rate(s, k, threads, reps);
+        if (!(gbs <= *read_gbs)) {
+            *read_gbs = gbs;
+            if (read_kernel_name)
+                snprintf(read_kernel_name, 32, "%s", k->name);
+        }
+    }
+    *triad_gbs = stream_rate(s, NULL, threads, reps);
 }
 
 int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
-                                double *triad_gbs)
+                                double *triad_gbs, char *read_kernel_name)
 {
     stream_arrays s;
     if (stream_alloc(&s, bytes) != 0)
         return -1;
     stream_touch(&s, threads);
-    stream_measure(&s, threads, reps, read_gbs, triad_gbs);
+    stream_measure(&s, threads, reps, read_gbs, triad_gbs, read_kernel_name);
     stream_free(&s);
     return 0;
 }
@@ -388,11 +455,12 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
                     fprintf(log, "SKIP fma %s: %s\n", attn_isa_name((attn_isa)i), why);
                 continue;
             }
-            pk->fma_gflops[i][ti] =
-                attn_peak_measure_fma((attn_isa)i, t, o->repetitions, o->seconds);
+            pk->fma_gflops[i][ti] = attn_peak_measure_fma((attn_isa)i, t, o->repetitions,
+                                                          o->seconds, &pk->fma_chains[i][ti]);
             if (log)
-                fprintf(log, "fma %-7s threads=%-3d %9.1f GFLOP/s\n", attn_isa_name((attn_isa)i), t,
-                        pk->fma_gflops[i][ti]);
+                fprintf(log, "fma %-7s threads=%-3d %9.1f GFLOP/s (best of the chain counts: %d)\n",
+                        attn_isa_name((attn_isa)i), t, pk->fma_gflops[i][ti],
+                        pk->fma_chains[i][ti]);
         }
         for (int e = 0; o->exp && e < ATTN_EXP_COUNT; e++) {
             char why[128];
@@ -409,10 +477,10 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
         }
         if (o->bandwidth) {
             stream_measure(&arrays, t, o->repetitions, &pk->read_gbytes_per_s[ti],
-                           &pk->triad_gbytes_per_s[ti]);
+                           &pk->triad_gbytes_per_s[ti], pk->read_kernel[ti]);
             if (log)
-                fprintf(log, "bandwidth threads=%-3d read %7.1f GB/s  triad %7.1f GB/s\n", t,
-                        pk->read_gbytes_per_s[ti], pk->triad_gbytes_per_s[ti]);
+                fprintf(log, "bandwidth threads=%-3d read %7.1f GB/s (%s)  triad %7.1f GB/s\n", t,
+                        pk->read_gbytes_per_s[ti], pk->read_kernel[ti], pk->triad_gbytes_per_s[ti]);
         }
         if (log)
             fflush(log);
@@ -472,8 +540,14 @@ void attn_peak_print(FILE *f, const attn_peak *pk)
         for (int ti = 0; ti < pk->n_threads; ti++)
             print_cell(f, pk->fma_gflops[i][ti], "%12.1f");
         char why[128] = "";
-        if (!attn_isa_available((attn_isa)i, why, sizeof why))
-            fprintf(f, "  (%s)", why);
+        if (!attn_isa_available((attn_isa)i, why, sizeof why)) {
+            fprintf(f, "  (%s)\n", why);
+            continue;
+        }
+        snprintf(label, sizeof label, "  best of chains");
+        fprintf(f, "\n%-26s", label);
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, pk->fma_chains[i][ti] ? pk->fma_chains[i][ti] : NAN, "%12.0f");
         fprintf(f, "\n");
     }
     for (int e = 0; e < ATTN_EXP_COUNT; e++) {
@@ -490,6 +564,9 @@ void attn_peak_print(FILE *f, const attn_peak *pk)
     fprintf(f, "%-26s", "read GB/s");
     for (int ti = 0; ti < pk->n_threads; ti++)
         print_cell(f, pk->read_gbytes_per_s[ti], "%12.1f");
+    fprintf(f, "\n%-26s", "  best read kernel");
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        fprintf(f, " %s", pk->read_kernel[ti][0] ? pk->read_kernel[ti] : "-");
     fprintf(f, "\n%-26s", "triad GB/s");
     for (int ti = 0; ti < pk->n_threads; ti++)
         print_cell(f, pk->triad_gbytes_per_s[ti], "%12.1f");

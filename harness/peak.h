@@ -29,7 +29,12 @@ typedef struct attn_peak {
     /* NaN where not measured (ISA missing, not asked for). */
     double fma_gflops[ATTN_ISA_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
     double exp_gelem_per_s[ATTN_EXP_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    /* The chain count of the best FMA kernel (0: not measured here). */
+    int fma_chains[ATTN_ISA_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    /* The read roof: the best of several read kernels ("" when read back
+     * from a file that does not name it). */
     double read_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
+    char read_kernel[ATTN_PEAK_MAX_THREAD_COUNTS][32];
     double triad_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
 } attn_peak;
 
@@ -64,12 +69,16 @@ int attn_peak_index(const attn_peak *pk, int threads);
  * when the bandwidth arrays cannot be allocated (message on stderr). */
 int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log);
 
-/* Single measurements (medians over `reps`). */
-double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds);
+/* Single measurements (medians over `reps`). The FMA figure is the best
+ * over the ISA's kernels of different chain counts (peak_kernels.h); the
+ * winning count goes to *chains when it is not NULL. */
+double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds, int *chains);
 double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double seconds);
-/* Read and triad GB/s over arrays of `bytes` each; -1 on allocation failure. */
+/* Read and triad GB/s over three arrays of `bytes` each: read is the best
+ * of the read kernels (its name to `read_kernel`, cap 32, when not NULL);
+ * -1 on allocation failure. */
 int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
-                                double *triad_gbs);
+                                double *triad_gbs, char *read_kernel);
 
 /* The FMA peak of the best ISA this CPU runs, and the read bandwidth, at a
  * thread count; NaN when that count was not measured. */

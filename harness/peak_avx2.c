@@ -1,34 +1,63 @@
-/* AVX2 + FMA kernels: the FMA peak (16 independent ymm chains) and the
- * throughput of the avx2 variant's exp (impls/simd_avx2.h). Compiled with
- * -mavx2 -mfma (harness/sources.cmake); peak.c calls them only when the
- * CPU has both. */
+/* AVX2 + FMA peak kernels: ymm FMA chains (16 registers: up to 14 chains
+ * plus the two constants) and the read kernel with software prefetch.
+ * Compiled with -mavx2 -mfma (harness/sources.cmake); peak.c calls them
+ * only when the CPU has both. */
 #include <immintrin.h>
 
 #include "peak_kernels.h"
-#include "simd_avx2.h"
 
-float attn_peak_fma_avx2(long rounds)
+#define PEAK_VEC __m256
+#define PEAK_SET1 _mm256_set1_ps
+#define PEAK_FMA _mm256_fmadd_ps
+#define PEAK_ADD _mm256_add_ps
+#include "peak_fma_chains.h"
+
+static float first_lane(__m256 x)
 {
-    __m256 acc[ATTN_PEAK_CHAINS];
-    for (int j = 0; j < ATTN_PEAK_CHAINS; j++)
-        acc[j] = _mm256_set1_ps(1.0f + 0.001f * (float)j);
-    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
-    for (long r = 0; r < rounds; r++)
-        for (int j = 0; j < ATTN_PEAK_CHAINS; j++)
-            acc[j] = _mm256_fmadd_ps(acc[j], m, c);
-    __m256 sum = acc[0];
-    for (int j = 1; j < ATTN_PEAK_CHAINS; j++)
-        sum = _mm256_add_ps(sum, acc[j]);
-    float lanes[8];
-    _mm256_storeu_ps(lanes, sum);
-    return lanes[0] + lanes[7];
+    return _mm256_cvtss_f32(x);
 }
 
-void attn_peak_exp_avx2(const float *x, float *y, size_t n)
+float attn_peak_fma_avx2_c8(long rounds)
 {
+    return first_lane(peak_chains(rounds, 8));
+}
+float attn_peak_fma_avx2_c10(long rounds)
+{
+    return first_lane(peak_chains(rounds, 10));
+}
+float attn_peak_fma_avx2_c12(long rounds)
+{
+    return first_lane(peak_chains(rounds, 12));
+}
+float attn_peak_fma_avx2_c14(long rounds)
+{
+    return first_lane(peak_chains(rounds, 14));
+}
+
+const attn_peak_fma_kernel attn_peak_fma_avx2_kernels[] = {
+    {8, 8, attn_peak_fma_avx2_c8},
+    {10, 8, attn_peak_fma_avx2_c10},
+    {12, 8, attn_peak_fma_avx2_c12},
+    {14, 8, attn_peak_fma_avx2_c14},
+    {0, 0, 0},
+};
+
+/* Each stream in 64-byte lines: two ymm loads per line into separate
+ * accumulators, and a prefetch `ahead` bytes further on. */
+float attn_peak_read_avx2_prefetch(const float *const *arrays, int n_arrays, size_t n, size_t ahead)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, attn_exp_avx2(_mm256_loadu_ps(x + i)));
-    for (; i < n; i++) /* the arrays peak.c passes are whole vectors: unused */
-        y[i] = x[i];
+    for (; i + 16 <= n; i += 16)
+        for (int s = 0; s < n_arrays; s++) {
+            const float *p = arrays[s] + i;
+            _mm_prefetch((const char *)p + ahead, _MM_HINT_T0);
+            acc0 = _mm256_add_ps(acc0, _mm256_load_ps(p));
+            acc1 = _mm256_add_ps(acc1, _mm256_load_ps(p + 8));
+        }
+    float sum = first_lane(_mm256_add_ps(acc0, acc1));
+    for (; i < n; i++)
+        for (int s = 0; s < n_arrays; s++)
+            sum += arrays[s][i];
+    return sum;
 }

@@ -55,8 +55,29 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
         write_thread_map(f, pk, pk->exp_gelem_per_s[e]);
         first = 0;
     }
+    fprintf(f, "},\n%*s\"fma_chains\": {", in, "");
+    first = 1;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        double chains[ATTN_PEAK_MAX_THREAD_COUNTS];
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            chains[ti] = pk->fma_chains[i][ti] > 0 ? pk->fma_chains[i][ti] : NAN;
+        if (!any_finite(pk, chains))
+            continue;
+        fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_isa_name((attn_isa)i));
+        write_thread_map(f, pk, chains);
+        first = 0;
+    }
     fprintf(f, "},\n%*s\"read_gbytes_per_s\": ", in, "");
     write_thread_map(f, pk, pk->read_gbytes_per_s);
+    fprintf(f, ",\n%*s\"read_kernel\": {", in, "");
+    first = 1;
+    for (int ti = 0; ti < pk->n_threads; ti++) {
+        if (!pk->read_kernel[ti][0])
+            continue;
+        fprintf(f, "%s\"%d\": \"%s\"", first ? "" : ", ", pk->threads[ti], pk->read_kernel[ti]);
+        first = 0;
+    }
+    fprintf(f, "}");
     fprintf(f, ",\n%*s\"triad_gbytes_per_s\": ", in, "");
     write_thread_map(f, pk, pk->triad_gbytes_per_s);
     fprintf(f, "\n%*s}", indent, "");
@@ -147,6 +168,13 @@ static void take_number(json_parser *j, double x)
                 int ti = attn_peak_add_threads(j->pk, threads);
                 if (ti >= 0)
                     j->pk->fma_gflops[i][ti] = x, j->found++;
+            }
+    } else if (n == 3 && strcmp(k[0], "fma_chains") == 0) {
+        for (int i = 0; i < ATTN_ISA_COUNT; i++)
+            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
+                int ti = attn_peak_add_threads(j->pk, threads);
+                if (ti >= 0 && x >= 1 && x <= 64)
+                    j->pk->fma_chains[i][ti] = (int)x;
             }
     } else if (n == 3 && strcmp(k[0], "exp_gelem_per_s") == 0) {
         for (int e = 0; e < ATTN_EXP_COUNT; e++)

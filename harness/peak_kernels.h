@@ -2,44 +2,56 @@
  * own compiler flags (harness/sources.cmake); peak.c decides at run time,
  * from attn_cpu()->features, which of them this CPU may run.
  *
- * FMA kernels run `rounds` rounds of independent multiply-add chains and
- * return a value that depends on every chain, so nothing is optimised
- * away. Enough chains to cover latency x ports: 4-cycle FMA latency on
- * 2 ports needs 8 in flight; 16 leaves room for a slower core. The scalar
- * kernel has 12: with a multiplier and an addend in registers, 16 chains
- * would not fit the 16 xmm registers and spill. */
+ * FMA kernels run `rounds` rounds of `chains` independent multiply-add
+ * chains and return a value that depends on every chain, so nothing is
+ * optimised away. How many chains saturate the FMA units is latency x
+ * ports, which differs between microarchitectures (4-cycle FMA on 2 ports
+ * wants 8 in flight, 5 cycles want 10, ...), so each ISA has kernels for
+ * several counts and peak.c keeps the best. Every count leaves room for the
+ * two constants in registers (16 ymm: at most 14 chains; 32 zmm: 28): a
+ * kernel that spills measures the stack, not the FMA units — ctest
+ * `peak_no_spill` disassembles every kernel and fails on any memory
+ * operand inside its loop. */
 #ifndef ATTN_PEAK_KERNELS_H
 #define ATTN_PEAK_KERNELS_H
 
 #include <stddef.h>
 
-enum {
-    ATTN_PEAK_CHAINS = 16,
-    ATTN_PEAK_SCALAR_CHAINS = 12,
-    /* flops per round: chains x lanes x 2 (multiply and add) */
-    ATTN_PEAK_SCALAR_FLOPS = ATTN_PEAK_SCALAR_CHAINS * 1 * 2,
-    ATTN_PEAK_AVX2_FLOPS = ATTN_PEAK_CHAINS * 8 * 2,
-    ATTN_PEAK_AVX512_FLOPS = ATTN_PEAK_CHAINS * 16 * 2,
-};
+typedef float (*attn_peak_fma_fn)(long rounds);
 
+typedef struct attn_peak_fma_kernel {
+    int chains;           /* independent accumulators */
+    int lanes;            /* floats per accumulator */
+    attn_peak_fma_fn run; /* flops per round: chains x lanes x 2 */
+} attn_peak_fma_kernel;
+
+/* Each list ends with {0}. Kernel functions are named
+ * attn_peak_fma_<isa>_c<chains> (the spill test finds them by name). */
 /* Portable C, built without vectorisation: mulss + addss, what code
  * compiled without ISA flags (naive) runs. */
-float attn_peak_fma_scalar(long rounds);
+extern const attn_peak_fma_kernel attn_peak_fma_scalar_kernels[];
 /* vfmadd on ymm (AVX2 + FMA). */
-float attn_peak_fma_avx2(long rounds);
+extern const attn_peak_fma_kernel attn_peak_fma_avx2_kernels[];
 /* vfmadd on zmm (AVX-512F). */
-float attn_peak_fma_avx512(long rounds);
+extern const attn_peak_fma_kernel attn_peak_fma_avx512_kernels[];
 
-/* y[i] = exp(x[i]) with each variant family's exp: glibc's expf (naive,
- * blocked, blas, stream, xsmm) and the SIMD exps of impls/simd_avx2.h and
- * impls/simd_avx512.h (avx2, avx512). n a multiple of 16. */
+/* y[i] = exp(x[i]) with glibc's expf (naive, blocked, blas, stream, xsmm);
+ * the SIMD exps are the variants' own attn_exp_avx2_array and
+ * attn_exp_avx512_array (impls/). */
 void attn_peak_exp_libm(const float *x, float *y, size_t n);
-void attn_peak_exp_avx2(const float *x, float *y, size_t n);
-void attn_peak_exp_avx512(const float *x, float *y, size_t n);
 
-/* STREAM-style memory kernels (plain C, -O3): the sum of a[0..n) and
- * a[i] = b[i] + s * c[i]. */
+/* Read kernels: each returns a sum of every float it read, so no load is
+ * optimised away. A decode kernel streams K and V (two streams) with
+ * software prefetch, so the read roof is the best of several ways to read,
+ * not one plain loop (which under-read a Sapphire Rapids machine by 15 %):
+ *   plain        one stream per thread, plain C (-O3, baseline ISA)
+ *   streams      the thread's parts of `n_arrays` arrays read side by side
+ *   *_prefetch   AVX2 loads with prefetcht0 `ahead` bytes ahead
+ * `arrays` holds n_arrays pointers, each to n floats. */
 float attn_peak_read(const float *a, size_t n);
+float attn_peak_read_streams(const float *const *arrays, int n_arrays, size_t n);
+float attn_peak_read_avx2_prefetch(const float *const *arrays, int n_arrays, size_t n,
+                                   size_t ahead);
 void attn_peak_triad(float *a, const float *b, const float *c, float s, size_t n);
 
 #endif

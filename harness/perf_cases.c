@@ -5,7 +5,7 @@
 #include "variant.h"
 
 /* The fused (single-pass, online-softmax) variants and the BLAS baseline:
- * issue 6's targets compare the best of the first four with blas. */
+ * the performance targets compare the best of the first four with blas. */
 static const char *const target_variants[] = {"avx512", "xsmm", "avx2", "stream", "blas", NULL};
 
 static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
@@ -20,10 +20,11 @@ static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
                      NULL, 5, 0.2, 10.0},
     [PERF_SCALING] = {"scaling", "every thread count 1..all on prefill and decode shapes", NULL, 5,
                       0.3, 10.0},
-    [PERF_TARGETS] = {"perf-targets",
-                      "issue 6's rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
-                      "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128",
-                      target_variants, 5, 0.5, 10.0},
+    [PERF_TARGETS] =
+        {"perf-targets",
+         "the performance targets' rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
+         "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128",
+         target_variants, 5, 0.5, 10.0},
     [PERF_TEST] = {"test", "tiny shapes for ctest (seconds)", NULL, 2, 0.002, 1.0},
 };
 

@@ -11,7 +11,7 @@ typedef enum attn_perf_preset {
     PERF_FULL,    /* hours: n 128..16384, d 64/80/128, heads 1/8/32, GQA, MQA, decode */
     PERF_DECODE,  /* n_q = 1 (and 4) against KV caches up to 32768 */
     PERF_SCALING, /* every thread count on a few shapes */
-    PERF_TARGETS, /* issue 6's target rows */
+    PERF_TARGETS, /* the performance targets' rows */
     PERF_TEST,    /* seconds: tiny shapes for ctest */
     PERF_PRESET_COUNT
 } attn_perf_preset;

@@ -1,4 +1,4 @@
-/* Issue 6's performance targets, judged on matrix rows (--preset
+/* The performance targets, judged on matrix rows (--preset
  * perf-targets), using the best of the fused variants avx512, xsmm, avx2
  * and stream for each row:
  *   prefill n=4096 h8 d128 >= 80% of FMA peak, d64 >= 70% (all threads)

@@ -4,32 +4,85 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char header[] =
-    "case,variant,batch,heads_q,heads_kv,n_q,n_kv,d_k,d_v,causal,threads,"
-    "time_ns_median,time_ns_min,time_ns_max,repetitions,gflops,gbytes_per_s,limit,"
-    "peak_gflops,peak_gbytes_per_s,pct_peak,workspace_bytes,max_err_u,max_err_d_u,bound_u,"
-    "nmse,status";
+/* How a column is stored in attn_result_row and written. */
+typedef enum col_type {
+    COL_TEXT,   /* char[size], RFC 4180 quoting */
+    COL_I32,    /* int32_t (the shape), always written */
+    COL_INT,    /* int, -1 written empty */
+    COL_I64,    /* int64_t, -1 written empty */
+    COL_FLOAT,  /* double, NaN written empty; `fmt` */
+    COL_FLAG,   /* int 0/1, always written */
+    COL_KIND,   /* attn_row_kind by name */
+    COL_STATUS, /* attn_row_status by name */
+} col_type;
 
-const char *attn_results_header(void)
+typedef struct column {
+    const char *name;
+    col_type type;
+    size_t offset, size;
+    const char *fmt; /* COL_FLOAT */
+} column;
+
+#define FIELD(member) offsetof(attn_result_row, member), sizeof(((attn_result_row *)0)->member)
+
+/* The one list of columns, in file order (docs/results-format.md says what
+ * each means; ctest results_schema checks that the three agree). */
+static const column columns[] = {
+    {"case", COL_TEXT, FIELD(case_name), NULL},
+    {"variant", COL_TEXT, FIELD(variant), NULL},
+    {"kind", COL_KIND, FIELD(kind), NULL},
+    {"batch", COL_I32, FIELD(shape.batch), NULL},
+    {"heads_q", COL_I32, FIELD(shape.heads_q), NULL},
+    {"heads_kv", COL_I32, FIELD(shape.heads_kv), NULL},
+    {"n_q", COL_I32, FIELD(shape.n_q), NULL},
+    {"n_kv", COL_I32, FIELD(shape.n_kv), NULL},
+    {"d_k", COL_I32, FIELD(shape.d_k), NULL},
+    {"d_v", COL_I32, FIELD(shape.d_v), NULL},
+    {"causal", COL_I32, FIELD(shape.causal), NULL},
+    {"threads", COL_INT, FIELD(threads), NULL},
+    {"time_ns_median", COL_FLOAT, FIELD(time_ns_median), "%.0f"},
+    {"time_ns_min", COL_FLOAT, FIELD(time_ns_min), "%.0f"},
+    {"time_ns_max", COL_FLOAT, FIELD(time_ns_max), "%.0f"},
+    {"repetitions", COL_INT, FIELD(repetitions), NULL},
+    {"gflops", COL_FLOAT, FIELD(gflops), "%.6g"},
+    {"gbytes_per_s", COL_FLOAT, FIELD(gbytes_per_s), "%.6g"},
+    {"limit", COL_TEXT, FIELD(limit), NULL},
+    {"peak_gflops", COL_FLOAT, FIELD(peak_gflops), "%.6g"},
+    {"peak_gbytes_per_s", COL_FLOAT, FIELD(peak_gbytes_per_s), "%.6g"},
+    {"pct_peak", COL_FLOAT, FIELD(pct_peak), "%.4g"},
+    {"roof_exceeded", COL_FLAG, FIELD(roof_exceeded), NULL},
+    {"workspace_bytes", COL_I64, FIELD(workspace_bytes), NULL},
+    {"max_err_u", COL_FLOAT, FIELD(max_err_u), "%.6g"},
+    {"max_err_d_u", COL_FLOAT, FIELD(max_err_d_u), "%.6g"},
+    {"bound_u", COL_FLOAT, FIELD(bound_u), "%.6g"},
+    {"nmse", COL_FLOAT, FIELD(nmse), "%.4g"},
+    {"peer_op", COL_TEXT, FIELD(peer_op), NULL},
+    {"overhead_ns", COL_FLOAT, FIELD(overhead_ns), "%.0f"},
+    {"paired_variant", COL_TEXT, FIELD(paired_variant), NULL},
+    {"paired_time_ns_median", COL_FLOAT, FIELD(paired_time_ns_median), "%.0f"},
+    {"status", COL_STATUS, FIELD(status), NULL},
+    {"reason", COL_TEXT, FIELD(reason), NULL},
+};
+enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
+
+static const char *const status_names[] = {"ok", "skipped", "failed"};
+static const char *const kind_names[] = {"variant", "peer"};
+
+const char *attn_row_status_name(attn_row_status s)
 {
-    return header;
+    return s >= ATTN_ROW_OK && s <= ATTN_ROW_FAILED ? status_names[s] : "?";
 }
 
-void attn_result_row_init(attn_result_row *r)
+const char *attn_row_kind_name(attn_row_kind k)
 {
-    memset(r, 0, sizeof *r);
-    r->time_ns_median = r->time_ns_min = r->time_ns_max = NAN;
-    r->repetitions = -1;
-    r->gflops = r->gbytes_per_s = NAN;
-    r->peak_gflops = r->peak_gbytes_per_s = r->pct_peak = NAN;
-    r->workspace_bytes = -1;
-    r->max_err_u = r->max_err_d_u = r->bound_u = r->nmse = NAN;
+    return k >= ATTN_ROW_VARIANT && k <= ATTN_ROW_PEER ? kind_names[k] : "?";
 }
 
 /* ---- writing ---- */
@@ -55,62 +108,114 @@ static void put(out_buf *b, const char *fmt, ...)
         b->len += (size_t)n;
 }
 
+int attn_results_header(char *buf, size_t cap)
+{
+    out_buf b = {buf, 0, cap, 0};
+    for (int i = 0; i < N_COLUMNS; i++)
+        put(&b, "%s%s", i ? "," : "", columns[i].name);
+    return b.overflow ? -1 : (int)b.len;
+}
+
+static const char *type_name(col_type t)
+{
+    return t == COL_TEXT || t == COL_KIND || t == COL_STATUS ? "string"
+           : t == COL_FLOAT                                  ? "float"
+                                                             : "int";
+}
+
+void attn_results_print_columns(FILE *f)
+{
+    for (int i = 0; i < N_COLUMNS; i++)
+        fprintf(f, "%s %s\n", columns[i].name, type_name(columns[i].type));
+}
+
+void attn_result_row_init(attn_result_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->time_ns_median = r->time_ns_min = r->time_ns_max = NAN;
+    r->repetitions = -1;
+    r->gflops = r->gbytes_per_s = NAN;
+    r->peak_gflops = r->peak_gbytes_per_s = r->pct_peak = NAN;
+    r->workspace_bytes = -1;
+    r->max_err_u = r->max_err_d_u = r->bound_u = r->nmse = NAN;
+    r->overhead_ns = r->paired_time_ns_median = NAN;
+    r->status = ATTN_ROW_OK;
+    r->kind = ATTN_ROW_VARIANT;
+}
+
+void attn_result_row_set(attn_result_row *r, attn_row_status status, const char *fmt, ...)
+{
+    r->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+}
+
 /* RFC 4180: quote a field holding a comma, quote or line break. */
-static void put_text(out_buf *b, const char *s, int last)
+static void put_text(out_buf *b, const char *s)
 {
-    if (strpbrk(s, ",\"\r\n")) {
-        put(b, "\"");
-        for (const char *c = s; *c; c++) {
-            if (*c == '"')
-                put(b, "\"\"");
-            else
-                put(b, "%c", *c);
-        }
-        put(b, "\"");
-    } else {
+    if (!strpbrk(s, ",\"\r\n")) {
         put(b, "%s", s);
+        return;
     }
-    put(b, last ? "\n" : ",");
+    put(b, "\"");
+    for (const char *c = s; *c; c++) {
+        if (*c == '"')
+            put(b, "\"\"");
+        else
+            put(b, "%c", *c);
+    }
+    put(b, "\"");
 }
 
-static void put_num(out_buf *b, double x, const char *fmt)
+static void put_field(out_buf *b, const column *c, const attn_result_row *r)
 {
-    if (isfinite(x))
-        put(b, fmt, x);
-    put(b, ",");
-}
-
-static void put_int(out_buf *b, int64_t x)
-{
-    if (x >= 0)
-        put(b, "%lld", (long long)x);
-    put(b, ",");
+    const char *at = (const char *)r + c->offset;
+    int i;
+    int32_t i32;
+    int64_t i64;
+    double x;
+    switch (c->type) {
+    case COL_TEXT:
+        put_text(b, at);
+        break;
+    case COL_I32:
+        memcpy(&i32, at, sizeof i32);
+        put(b, "%d", (int)i32);
+        break;
+    case COL_INT:
+    case COL_FLAG:
+        memcpy(&i, at, sizeof i);
+        if (i >= 0 || c->type == COL_FLAG)
+            put(b, "%d", i);
+        break;
+    case COL_I64:
+        memcpy(&i64, at, sizeof i64);
+        if (i64 >= 0)
+            put(b, "%lld", (long long)i64);
+        break;
+    case COL_FLOAT:
+        memcpy(&x, at, sizeof x);
+        if (isfinite(x))
+            put(b, c->fmt, x);
+        break;
+    case COL_KIND:
+        put(b, "%s", attn_row_kind_name(r->kind));
+        break;
+    case COL_STATUS:
+        put(b, "%s", attn_row_status_name(r->status));
+        break;
+    }
 }
 
 int attn_results_format(const attn_result_row *r, char *buf, size_t cap)
 {
     out_buf b = {buf, 0, cap, 0};
-    const attn_shape *s = &r->shape;
-    put_text(&b, r->case_name, 0);
-    put_text(&b, r->variant, 0);
-    put(&b, "%d,%d,%d,%d,%d,%d,%d,%d,%d,", (int)s->batch, (int)s->heads_q, (int)s->heads_kv,
-        (int)s->n_q, (int)s->n_kv, (int)s->d_k, (int)s->d_v, (int)s->causal, r->threads);
-    put_num(&b, r->time_ns_median, "%.0f");
-    put_num(&b, r->time_ns_min, "%.0f");
-    put_num(&b, r->time_ns_max, "%.0f");
-    put_int(&b, r->repetitions);
-    put_num(&b, r->gflops, "%.6g");
-    put_num(&b, r->gbytes_per_s, "%.6g");
-    put_text(&b, r->limit, 0);
-    put_num(&b, r->peak_gflops, "%.6g");
-    put_num(&b, r->peak_gbytes_per_s, "%.6g");
-    put_num(&b, r->pct_peak, "%.4g");
-    put_int(&b, r->workspace_bytes);
-    put_num(&b, r->max_err_u, "%.6g");
-    put_num(&b, r->max_err_d_u, "%.6g");
-    put_num(&b, r->bound_u, "%.6g");
-    put_num(&b, r->nmse, "%.4g");
-    put_text(&b, r->status, 1);
+    for (int i = 0; i < N_COLUMNS; i++) {
+        put_field(&b, &columns[i], r);
+        put(&b, i + 1 < N_COLUMNS ? "," : "\n");
+    }
     return b.overflow ? -1 : (int)b.len;
 }
 
@@ -176,70 +281,105 @@ static int parse_double_field(const char *s, double *out)
     return *end ? -1 : 0;
 }
 
-static int parse_int_field(const char *s, long long min, long long *out)
+/* A whole number >= 0, or empty (-1) where `empty_ok`. */
+static int parse_int_field(const char *s, int empty_ok, long long max, long long *out)
 {
     char *end;
     if (!*s) {
         *out = -1;
-        return min < 0 ? 0 : -1;
+        return empty_ok ? 0 : -1;
     }
+    errno = 0;
     *out = strtoll(s, &end, 10);
-    return *end || *out < (min < 0 ? 0 : min) ? -1 : 0;
+    return *end || errno || *out < 0 || *out > max ? -1 : 0;
+}
+
+static int parse_name(const char *s, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_field(const column *c, const char *text, attn_result_row *r)
+{
+    char *at = (char *)r + c->offset;
+    long long v;
+    int e;
+    switch (c->type) {
+    case COL_TEXT:
+        if (strlen(text) >= c->size)
+            return -1;
+        memcpy(at, text, strlen(text) + 1);
+        return 0;
+    case COL_I32:
+        if (parse_int_field(text, 0, INT32_MAX, &v) != 0)
+            return -1;
+        int32_t i32 = (int32_t)v;
+        memcpy(at, &i32, sizeof i32);
+        return 0;
+    case COL_INT:
+    case COL_FLAG:
+        if (parse_int_field(text, c->type == COL_INT, c->type == COL_FLAG ? 1 : INT32_MAX, &v))
+            return -1;
+        int i = (int)v;
+        memcpy(at, &i, sizeof i);
+        return 0;
+    case COL_I64:
+        if (parse_int_field(text, 1, INT64_MAX, &v) != 0)
+            return -1;
+        int64_t i64 = v;
+        memcpy(at, &i64, sizeof i64);
+        return 0;
+    case COL_FLOAT: {
+        double x;
+        if (parse_double_field(text, &x) != 0)
+            return -1;
+        memcpy(at, &x, sizeof x);
+        return 0;
+    }
+    case COL_KIND:
+        if (parse_name(text, kind_names, 2, &e) != 0)
+            return -1;
+        r->kind = (attn_row_kind)e;
+        return 0;
+    case COL_STATUS:
+        if (parse_name(text, status_names, 3, &e) != 0)
+            return -1;
+        r->status = (attn_row_status)e;
+        return 0;
+    }
+    return -1;
 }
 
 int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t cap)
 {
     char work[2048];
-    char *f[ATTN_RESULTS_COLUMNS + 1];
-    int n = split_fields(line, work, sizeof work, f, ATTN_RESULTS_COLUMNS);
-    if (n != ATTN_RESULTS_COLUMNS) {
+    char *f[N_COLUMNS + 1];
+    int n = split_fields(line, work, sizeof work, f, N_COLUMNS);
+    if (n != N_COLUMNS) {
         snprintf(err, cap, "%s (%d fields, want %d)",
                  n == -2 ? "line too long"
                  : n < 0 ? "malformed quoting"
                          : "wrong number of fields",
-                 n, ATTN_RESULTS_COLUMNS);
+                 n, (int)N_COLUMNS);
         return -1;
     }
     attn_result_row_init(r);
-    snprintf(r->case_name, sizeof r->case_name, "%s", f[0]);
-    snprintf(r->variant, sizeof r->variant, "%s", f[1]);
-    long long shape[10];
-    for (int i = 0; i < 9; i++)
-        if (parse_int_field(f[2 + i], 0, &shape[i]) != 0 || shape[i] > INT32_MAX) {
-            snprintf(err, cap, "field %d ('%s') is not a whole number", 3 + i, f[2 + i]);
+    for (int i = 0; i < N_COLUMNS; i++)
+        if (parse_field(&columns[i], f[i], r) != 0) {
+            snprintf(err, cap, "column %s: '%.40s' does not parse as %s", columns[i].name, f[i],
+                     type_name(columns[i].type));
             return -1;
         }
-    r->shape = (attn_shape){(int32_t)shape[0], (int32_t)shape[1], (int32_t)shape[2],
-                            (int32_t)shape[3], (int32_t)shape[4], (int32_t)shape[5],
-                            (int32_t)shape[6], (int32_t)shape[7], 0.0f};
-    r->threads = (int)shape[8];
-    double *nums[] = {&r->time_ns_median, &r->time_ns_min, &r->time_ns_max};
-    for (int i = 0; i < 3; i++)
-        if (parse_double_field(f[11 + i], nums[i]) != 0)
-            goto bad_number;
-    long long reps, ws;
-    if (parse_int_field(f[14], -1, &reps) != 0)
-        goto bad_number;
-    r->repetitions = (int)reps;
-    if (parse_double_field(f[15], &r->gflops) || parse_double_field(f[16], &r->gbytes_per_s))
-        goto bad_number;
-    snprintf(r->limit, sizeof r->limit, "%s", f[17]);
-    if (parse_double_field(f[18], &r->peak_gflops) ||
-        parse_double_field(f[19], &r->peak_gbytes_per_s) ||
-        parse_double_field(f[20], &r->pct_peak) || parse_int_field(f[21], -1, &ws) ||
-        parse_double_field(f[22], &r->max_err_u) || parse_double_field(f[23], &r->max_err_d_u) ||
-        parse_double_field(f[24], &r->bound_u) || parse_double_field(f[25], &r->nmse))
-        goto bad_number;
-    r->workspace_bytes = ws;
-    snprintf(r->status, sizeof r->status, "%s", f[26]);
-    if (!r->case_name[0] || !r->status[0]) {
-        snprintf(err, cap, "empty case or status");
+    if (!r->case_name[0]) {
+        snprintf(err, cap, "empty case");
         return -1;
     }
     return 0;
-bad_number:
-    snprintf(err, cap, "a numeric field does not parse");
-    return -1;
 }
 
 static int keep_row(attn_results_file *f, const attn_result_row *r)
@@ -298,6 +438,8 @@ static int read_existing(attn_results_file *f, const char *path, char *err, size
     while (whole > 0 && text[whole - 1] != '\n')
         whole--;
     int rc = 0;
+    char header[ATTN_RESULTS_HEADER_CAP];
+    attn_results_header(header, sizeof header);
     size_t hlen = strlen(header);
     if (whole == 0 || strncmp(text, header, hlen) != 0 || text[hlen] != '\n') {
         snprintf(err, cap,
@@ -361,8 +503,10 @@ int attn_results_open(attn_results_file *f, const char *path, attn_results_mode 
         return -1;
     }
     if (fstat(f->fd, &st) == 0 && st.st_size == 0) {
-        char line[sizeof header + 1];
-        snprintf(line, sizeof line, "%s\n", header);
+        char line[ATTN_RESULTS_HEADER_CAP + 1];
+        int n = attn_results_header(line, sizeof line - 1);
+        line[n] = '\n';
+        line[n + 1] = '\0';
         if (write_all(f->fd, line, strlen(line)) != 0) {
             snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
             attn_results_close(f);

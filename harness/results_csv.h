@@ -1,21 +1,29 @@
-/* The results CSV of docs/results-format.md: its columns, one row written
- * with a single write() (a kill loses no finished row and never leaves
- * half of one), and reading a file back for --resume. */
+/* The results CSV of docs/results-format.md: its columns, declared once in
+ * a table (name, type, where in attn_result_row) that the header, the
+ * writer and the reader all walk; one row written with a single write() (a
+ * kill loses no finished row and never leaves half of one), and reading a
+ * file back for --resume. */
 #ifndef ATTN_RESULTS_CSV_H
 #define ATTN_RESULTS_CSV_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "attn.h"
 
-enum { ATTN_RESULTS_COLUMNS = 27 };
+/* What a row is: ok (timed and checked), skipped (not run, `reason` says
+ * why), failed (run, but wrong or refused: `reason` says what). */
+typedef enum attn_row_status { ATTN_ROW_OK, ATTN_ROW_SKIPPED, ATTN_ROW_FAILED } attn_row_status;
+/* One of attnbench's variants, or a framework timed beside them. */
+typedef enum attn_row_kind { ATTN_ROW_VARIANT, ATTN_ROW_PEER } attn_row_kind;
 
 /* Numeric fields hold NaN (or -1 for the integer ones) when not measured:
  * they are written as empty fields. */
 typedef struct attn_result_row {
     char case_name[256];
     char variant[32];
+    attn_row_kind kind;
     attn_shape shape; /* batch .. causal; scale is not a column */
     int threads;
     double time_ns_median, time_ns_min, time_ns_max;
@@ -23,16 +31,39 @@ typedef struct attn_result_row {
     double gflops, gbytes_per_s;
     char limit[16]; /* "fma" or "bandwidth" */
     double peak_gflops, peak_gbytes_per_s, pct_peak;
+    int roof_exceeded;       /* 1: pct_peak > 100, the roof under-measures this CPU */
     int64_t workspace_bytes; /* -1: empty */
     double max_err_u, max_err_d_u, bound_u, nmse;
-    char status[400];
+    /* Peer rows: what the peer called, the harness's empty-call time, and
+     * the attnbench variant timed in alternation with it (same rounds). */
+    char peer_op[160];
+    double overhead_ns;
+    char paired_variant[32];
+    double paired_time_ns_median;
+    attn_row_status status;
+    char reason[400]; /* "" when ok */
 } attn_result_row;
 
-/* A row with every measurement empty. */
+/* A row with every measurement empty, status ok, kind variant. */
 void attn_result_row_init(attn_result_row *r);
 
-/* The header line, without newline. */
-const char *attn_results_header(void);
+/* Sets status and reason (printf-style). */
+void attn_result_row_set(attn_result_row *r, attn_row_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "ok", "skipped", "failed" / "variant", "peer". */
+const char *attn_row_status_name(attn_row_status s);
+const char *attn_row_kind_name(attn_row_kind k);
+
+/* Writes the header line (no newline) into buf; returns its length, or -1
+ * when cap is too small (ATTN_RESULTS_HEADER_CAP always suffices). */
+enum { ATTN_RESULTS_HEADER_CAP = 1024 };
+int attn_results_header(char *buf, size_t cap);
+
+/* Column names and types ("string", "int", "float"), one "name type" line
+ * each, in order: what `attnbench matrix --print-columns` prints and the
+ * schema test compares with docs/results-format.md and the Python reader. */
+void attn_results_print_columns(FILE *f);
 
 /* Formats one row with its trailing newline; returns its length, or -1
  * when it does not fit. */

@@ -1,4 +1,4 @@
-/* Peak resident memory of one attention call, for issue 6's target "stream
+/* Peak resident memory of one attention call, for the memory target "stream
  * and SIMD variants at n = 65536, d = 64: peak RSS <= inputs + 64 MiB".
  * The figure is the whole process's peak (VmHWM), so it is measured in
  * a process of its own: `attnbench rss` runs one call and reports; the
@@ -29,7 +29,7 @@ int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, at
 int attn_rss_probe_spawn(const char *variant, int32_t n, int32_t d, int causal,
                          attn_rss_result *out, char *err, size_t cap);
 
-/* Issue 6's memory target for each of the streaming variants `names`
+/* The memory target for each of the streaming variants `names`
  * (NULL-terminated) this CPU runs, probed in child processes at n = 65536,
  * d = 64 (causal: the same memory in half the time). Prints a ✓/✗ line per
  * variant; returns how many met it, *probed how many were measured. */

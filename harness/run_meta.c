@@ -12,6 +12,7 @@
 
 #include "cpu_features.h"
 #include "machine.h"
+#include "results_csv.h"
 #include "variant.h"
 
 #if defined(__has_include)
@@ -93,8 +94,29 @@ static void write_libraries(FILE *f)
     fprintf(f, "},\n");
 }
 
-int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, char *err,
-                    size_t cap)
+/* "roof_exceeded": [{"case": ..., "threads": 2, "limit": "fma", "pct_peak": 131, "roof": 58.5}] */
+static void write_roof_exceeded(FILE *f, const attn_result_row *rows, int n)
+{
+    fprintf(f, ",\n  \"roof_exceeded\": [");
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        const attn_result_row *r = &rows[i];
+        if (!r->roof_exceeded)
+            continue;
+        int bw = strcmp(r->limit, "bandwidth") == 0;
+        fprintf(f, "%s\n    {\"case\": ", first ? "" : ",");
+        json_string(f, r->case_name);
+        fprintf(f, ", \"threads\": %d, \"limit\": ", r->threads);
+        json_string(f, r->limit);
+        fprintf(f, ", \"pct_peak\": %.4g, \"roof\": %.6g}", r->pct_peak,
+                bw ? r->peak_gbytes_per_s : r->peak_gflops);
+        first = 0;
+    }
+    fprintf(f, "%s]", first ? "" : "\n  ");
+}
+
+int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
+                    const attn_result_row *rows, int n, char *err, size_t cap)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -117,6 +139,13 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, c
     json_string(f, m.model);
     fprintf(f, ", \"cpu_slug\": ");
     json_string(f, m.slug);
+    fprintf(f, ",\n  \"cpu_vendor\": ");
+    json_string(f, m.vendor);
+    fprintf(f, ", \"cpu_family\": %d, \"cpu_model_id\": %d, \"cpu_stepping\": %d, \"cpu_uarch\": ",
+            m.family, m.model_id, m.stepping);
+    json_string(f, m.uarch);
+    fprintf(f, ", \"cpu_isa\": ");
+    json_string(f, m.isa);
     fprintf(f, ",\n  \"features_detected\": ");
     json_string(f, detected);
     fprintf(f, ", \"features_used\": ");
@@ -140,6 +169,7 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, c
     json_string(f, preset);
     fprintf(f, ",\n  \"peak\": ");
     attn_peak_write_json(f, pk, 2);
+    write_roof_exceeded(f, rows, n);
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) {
         snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));

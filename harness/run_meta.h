@@ -11,9 +11,13 @@
 /* FILE.csv -> FILE.meta.json (any other name gets .meta.json appended). */
 void attn_meta_path(const char *csv_path, char *out, size_t cap);
 
-/* Writes the sidecar. Returns 0, or -1 with `err` naming the path. */
-int attn_meta_write(const char *path, const char *preset, const attn_peak *pk, char *err,
-                    size_t cap);
+/* Writes the sidecar. `rows` (n of them, may be 0) are the rows of the
+ * CSV so far: those above 100 % of their roof are listed under
+ * "roof_exceeded" (the roof under-measures the CPU; the page says so).
+ * Returns 0, or -1 with `err` naming the path. */
+struct attn_result_row;
+int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
+                    const struct attn_result_row *rows, int n, char *err, size_t cap);
 
 /* "GNU 12.2.0" etc., for reports. */
 const char *attn_meta_compiler(void);

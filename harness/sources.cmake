@@ -5,6 +5,7 @@ set(ATTNBENCH_SOURCES
   harness/cases.c
   harness/accuracy.c
   harness/machine.c
+  harness/cpu_uarch.c
   harness/cmd_list.c
   harness/cmd_verify.c
   harness/cmd_demo.c

@@ -180,6 +180,29 @@ static uint32_t detect_features(void)
     return f;
 }
 
+void attn_cpu_decode_signature(uint32_t eax, int *family, int *model, int *stepping)
+{
+    int base_family = (int)((eax >> 8) & 0xF), base_model = (int)((eax >> 4) & 0xF);
+    *family = base_family == 0xF ? base_family + (int)((eax >> 20) & 0xFF) : base_family;
+    *model = base_family == 0x6 || base_family == 0xF ? (int)((eax >> 16) & 0xF) << 4 | base_model
+                                                      : base_model;
+    *stepping = (int)(eax & 0xF);
+}
+
+static void read_identity(attn_cpu_info *info)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return;
+    memcpy(info->vendor, &b, 4);
+    memcpy(info->vendor + 4, &d, 4);
+    memcpy(info->vendor + 8, &c, 4);
+    info->vendor[12] = '\0';
+    if (a < 1 || !__get_cpuid(1, &a, &b, &c, &d))
+        return;
+    attn_cpu_decode_signature(a, &info->family, &info->model_id, &info->stepping);
+}
+
 static void read_brand(char *out, size_t cap)
 {
     unsigned regs[12];
@@ -209,6 +232,7 @@ static void detect_once(void)
 {
     cpu_info.detected = detect_features();
     read_brand(cpu_info.model, sizeof cpu_info.model);
+    read_identity(&cpu_info);
     const char *spec = getenv("ATTN_CPU_MASK");
     uint32_t hide = 0;
     if (attn_cpu_parse_mask(spec, &hide, cpu_info.mask_message, sizeof cpu_info.mask_message) !=

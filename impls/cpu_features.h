@@ -35,7 +35,17 @@ typedef struct attn_cpu_info {
     int mask_error;    /* nonzero when ATTN_CPU_MASK is malformed */
     char mask_message[160];
     char model[64]; /* brand string */
+    /* Identity (CPUID leaves 0 and 1): the vendor string ("AuthenticAMD",
+     * "GenuineIntel") and the display family, model and stepping, extended
+     * fields folded in as the vendors' manuals define them. */
+    char vendor[16];
+    int family, model_id, stepping;
 } attn_cpu_info;
+
+/* CPUID leaf 1 EAX to the display family, model and stepping: family =
+ * base + extended when base is 0xF; model = extended << 4 | base when the
+ * base family is 6 or 0xF (the vendors' manuals). */
+void attn_cpu_decode_signature(uint32_t eax, int *family, int *model, int *stepping);
 
 /* Detected on first call (thread-safe, once); never NULL. */
 const attn_cpu_info *attn_cpu(void);

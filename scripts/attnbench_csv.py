@@ -12,47 +12,44 @@ import math
 import os
 import sys
 
-# (name, type) in the documented order. Empty numeric fields mean "not
-# measured" and load as None.
-COLUMNS = (
-    ("case", str),
-    ("variant", str),
-    ("batch", int),
-    ("heads_q", int),
-    ("heads_kv", int),
-    ("n_q", int),
-    ("n_kv", int),
-    ("d_k", int),
-    ("d_v", int),
-    ("causal", int),
-    ("threads", int),
-    ("time_ns_median", float),
-    ("time_ns_min", float),
-    ("time_ns_max", float),
-    ("repetitions", int),
-    ("gflops", float),
-    ("gbytes_per_s", float),
-    ("limit", str),
-    ("peak_gflops", float),
-    ("peak_gbytes_per_s", float),
-    ("pct_peak", float),
-    ("workspace_bytes", int),
-    ("max_err_u", float),
-    ("max_err_d_u", float),
-    ("bound_u", float),
-    ("nmse", float),
-    ("status", str),
-)
+class DataError(Exception):
+    """An input the scripts cannot use; the message is one line for the user."""
+
+
+# The columns are specified once, in docs/results-format.md's Columns table
+# (name, type, meaning); the C writer walks its own copy of that table and
+# ctest results_schema checks that the two agree. A file's header gives the
+# columns it has; the spec gives each one's type.
+SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs",
+                         "results-format.md")
+SPEC_TYPES = {"string": str, "int": int, "float": float}
+
+
+def spec_columns(path=SPEC_PATH):
+    """(name, type) pairs of the Columns table, in order."""
+    columns, in_table = [], False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("## Columns"):
+                in_table = True
+            elif line.startswith("## ") and in_table:
+                break
+            elif in_table and line.startswith("| `"):
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                name, kind = cells[0].strip("`"), cells[1]
+                if kind not in SPEC_TYPES:
+                    raise DataError(f"{path}: column {name}: unknown type {kind!r}")
+                columns.append((name, SPEC_TYPES[kind]))
+    return tuple(columns)
+
+
+COLUMNS = spec_columns()
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 SHAPE_COLUMNS = ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal")
 LIMITS = ("fma", "bandwidth")
 
 # The variants the suite ships, in the order tables and legends list them.
 VARIANT_ORDER = ("naive", "blocked", "stream", "avx2", "avx512", "xsmm", "blas")
-
-
-class DataError(Exception):
-    """An input the scripts cannot use; the message is one line for the user."""
 
 
 def meta_path(csv_path):
@@ -79,7 +76,9 @@ def _parse_row(path, line, record):
         raise DataError(f"{path}:{line}: more fields than the header has columns")
     if any(value is None for value in record.values()):
         raise DataError(f"{path}:{line}: fewer fields than the header has columns")
-    row = {name: _parse_field(path, line, name, kind, record[name]) for name, kind in COLUMNS}
+    types = dict(COLUMNS)
+    row = {name: _parse_field(path, line, name, types.get(name, str), text)
+           for name, text in record.items()}
     if row["limit"] not in LIMITS + ("",):
         raise DataError(f"{path}:{line}: column 'limit': {row['limit']!r} is not fma or bandwidth")
     if not row["variant"]:
@@ -185,11 +184,21 @@ def is_ok(row):
 
 
 def is_skipped(row):
-    return row["status"].startswith("skipped")
+    return row["status"] == "skipped"
 
 
 def is_failed(row):
-    return row["status"].startswith("failed")
+    return row["status"] == "failed"
+
+
+def is_peer(row):
+    """A framework's row (torch, onnxruntime, openvino), timed beside ours."""
+    return row.get("kind") == "peer"
+
+
+def status_text(row):
+    """'ok', or 'skipped: needs avx512f': the status with its reason."""
+    return row["status"] + (f": {row['reason']}" if row.get("reason") else "")
 
 
 def is_finite(value):

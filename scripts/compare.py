@@ -120,12 +120,12 @@ def unmatched_lines(comparison, bullet):
     other = comparison.label
     lines = []
     for row in comparison.only_a:
-        lines.append(f"{bullet}only in A: {cell_name(row)} ({row['status']})")
+        lines.append(f"{bullet}only in A: {cell_name(row)} ({ab.status_text(row)})")
     for row in comparison.only_b:
-        lines.append(f"{bullet}only in {other}: {cell_name(row)} ({row['status']})")
+        lines.append(f"{bullet}only in {other}: {cell_name(row)} ({ab.status_text(row)})")
     for a, b in comparison.not_measured:
         lines.append(f"{bullet}not measured in both: {cell_name(a)} "
-                     f"(A: {a['status']}; {other}: {b['status']})")
+                     f"(A: {ab.status_text(a)}; {other}: {ab.status_text(b)})")
     return lines
 
 
@@ -168,14 +168,14 @@ def csv_rows(comparison):
         yield base(p.a) + [p.a["time_ns_median"], p.b["time_ns_median"], p.speedup,
                            blank(p.a["gflops"]), blank(p.b["gflops"]), blank(p.gflops_ratio),
                            blank(p.a["pct_peak"]), blank(p.b["pct_peak"]), p.change,
-                           p.a["status"], p.b["status"]]
+                           ab.status_text(p.a), ab.status_text(p.b)]
     empty = [""] * 8
     for row in comparison.only_a:
-        yield base(row) + empty + ["only in A", row["status"], ""]
+        yield base(row) + empty + ["only in A", ab.status_text(row), ""]
     for row in comparison.only_b:
-        yield base(row) + empty + [f"only in {comparison.label}", "", row["status"]]
+        yield base(row) + empty + [f"only in {comparison.label}", "", ab.status_text(row)]
     for a, b in comparison.not_measured:
-        yield base(a) + empty + ["not measured in both", a["status"], b["status"]]
+        yield base(a) + empty + ["not measured in both", ab.status_text(a), ab.status_text(b)]
 
 
 def write_csv(path, comparisons):

@@ -204,9 +204,14 @@ def plot_pct_peak(rows, threads):
         return f"no measured rows at {threads} threads"
     panels = [pct_panel(family, frows) for family, frows in families(mrows)]
     widest = max(len(p.categories) for p in panels)
+    # Above 100 % the roof is what is wrong: the title says so, not the cells.
+    over = sum(1 for r in mrows if r.get("roof_exceeded") or r["pct_peak"] is not None and
+               r["pct_peak"] > 100)
+    warning = (f" — ROOF EXCEEDED in {over} cells: the peak under-measures this CPU"
+               if over else "")
     return Plot(f"pct_peak_t{threads}.png",
                 f"% of measured peak (FMA for prefill, read bandwidth for decode), "
-                f"{ab.plural_threads(threads)}", panels,
+                f"{ab.plural_threads(threads)}{warning}", panels,
                 panel_size=(max(4.2, 0.6 * widest + 2.4), 0.32 * len(ab.variants_in(mrows)) + 1.6))
 
 

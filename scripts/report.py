@@ -55,6 +55,35 @@ def fmt_bytes(n):
     return f"{n} B"
 
 
+def roof_exceeded_rows(rows):
+    return [r for r in rows if r.get("roof_exceeded") or
+            (ab.is_finite(r["pct_peak"]) and r["pct_peak"] > 100.0)]
+
+
+def section_roof_banner(rows):
+    """A row above 100 % of its roof means the roof is wrong: say so first."""
+    over = roof_exceeded_rows(rows)
+    if not over:
+        return []
+    worst = max(over, key=lambda r: r["pct_peak"])
+    limits = sorted({"FMA peak" if r["limit"] == "fma" else "read bandwidth" for r in over})
+    return [f"> **Roof exceeded: the peak under-measures this CPU.** {plural(len(over), 'row')} "
+            f"ran above 100 % of their roof ({' and '.join(limits)}); the worst, "
+            f"`{worst['variant']}` at {ab.shape_label(worst)} on "
+            f"{ab.plural_threads(worst['threads'])}, at {ab.fmt_num(worst['pct_peak'])} %. "
+            "A roof is an upper bound: these ratios are not fractions of anything until the "
+            "roof is measured again (`attnbench peak`, then the matrix)."]
+
+
+def section_notes(out_dir):
+    """notes.md of the results folder, when there is one: what changed and why."""
+    path = os.path.join(out_dir, "notes.md")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [f.read().rstrip()]
+
+
 def section_machine(meta):
     if not meta:
         return ["## Machine", "", "No metadata file (matrix.meta.json) was found."]
@@ -65,6 +94,11 @@ def section_machine(meta):
     libraries = ", ".join(f"{k} {v}" for k, v in (meta.get("libraries") or {}).items())
     fields = [
         ("CPU", meta.get("cpu_model")), ("slug", meta.get("cpu_slug")),
+        ("identity", " ".join(str(x) for x in (
+            meta.get("cpu_vendor"), meta.get("cpu_family") is not None and
+            f"family {meta.get('cpu_family')} model {meta.get('cpu_model_id')} "
+            f"stepping {meta.get('cpu_stepping')}", meta.get("cpu_uarch") and
+            f"({meta.get('cpu_uarch')})") if x) or None),
         ("cores", meta.get("cores")), ("threads (max)", meta.get("threads_max")),
         ("features detected", meta.get("features_detected")),
         ("features used", meta.get("features_used")),
@@ -101,10 +135,17 @@ def section_peaks(meta, rows):
     peak = meta.get("peak") or peaks_from_rows(rows)
     lines = ["## Measured peaks", "",
              "What the plots and `pct_peak` measure against: FMA throughput of each ISA "
-             "(the best one the CPU runs is the compute roof) and read bandwidth "
-             "(the decode roof)."]
+             "(the best one the CPU runs is the compute roof; each the best of several "
+             "chain counts, `best chains`) and read bandwidth (the decode roof: the best of "
+             "several read kernels)."]
     if peak.get("fma_gflops"):
         lines += ["", per_thread_table("FMA peak, GFLOP/s", peak["fma_gflops"])]
+    if peak.get("fma_chains"):
+        lines += ["", per_thread_table("best chains", peak["fma_chains"])]
+    if peak.get("read_kernel"):
+        kernels = ", ".join(f"{plural(int(t), 'thread')}: `{k}`"
+                            for t, k in sorted(peak["read_kernel"].items(), key=lambda x: int(x[0])))
+        lines += ["", f"Best read kernel: {kernels}."]
     bandwidth = {name: peak[key] for key, name in
                  (("read_gbytes_per_s", "read"), ("triad_gbytes_per_s", "triad"))
                  if peak.get(key)}
@@ -160,7 +201,7 @@ def accuracy_status(vrows):
     elif len(skipped) < len(vrows):
         parts.append("ok")
     if skipped:
-        reasons = sorted({r["status"].split(":", 1)[-1].strip() for r in skipped})
+        reasons = sorted({r["reason"] for r in skipped})
         parts.append(f"{len(skipped)} skipped ({'; '.join(reasons)})")
     return ", ".join(parts)
 
@@ -194,7 +235,7 @@ def section_not_ok(rows):
                  key=lambda r: (ab.variant_sort_key(r["variant"]), cell_sort_key(r)))
     if not bad:
         return []
-    table = [[r["variant"], ab.shape_label(r), r["threads"], r["status"]] for r in bad]
+    table = [[r["variant"], ab.shape_label(r), r["threads"], ab.status_text(r)] for r in bad]
     return ["## Cells not measured or failing", "",
             ab.format_table(["variant", "shape", "threads", "status"], table, markdown=True)]
 
@@ -239,6 +280,8 @@ def build_report(results, out_path, plots_dir):
     out_dir = os.path.dirname(os.path.abspath(out_path))
     sections = [
         section_header(results.meta, [os.path.abspath(p) for p in results.paths], out_dir),
+        section_roof_banner(results.rows),
+        section_notes(out_dir),
         section_machine(results.meta),
         section_peaks(results.meta, results.rows),
         section_best(results.rows),

@@ -84,6 +84,8 @@ def check_ok_row(row):
         want = 100 * (b / pb if bandwidth else g / p)
         if abs(pct - want) > 0.01 * want + 0.01:
             fail(f"{name}: pct_peak {pct} but 100 x rate/peak = {want:.4g}")
+        if (pct > 100) != (row["roof_exceeded"] == "1"):
+            fail(f"{name}: pct_peak {pct} but roof_exceeded {row['roof_exceeded']}")
 
 
 def cmd_csv(path, doc):
@@ -115,16 +117,22 @@ def cmd_csv(path, doc):
                 fail(f"{name}: column {key}={row[key]} not in the case name")
         if int(row["threads"]) < 1:
             fail(f"{name}: threads {row['threads']}")
-        status = row["status"]
+        status, reason = row["status"], row["reason"]
+        if row["kind"] != "variant":
+            fail(f"{name}: kind '{row['kind']}' in a matrix of variants")
+        if row["roof_exceeded"] not in ("0", "1"):
+            fail(f"{name}: roof_exceeded '{row['roof_exceeded']}' is not 0 or 1")
         if status == "ok":
             counts["ok"] += 1
             check_ok_row(row)
-        elif status.startswith("skipped: needs "):
+            if reason:
+                fail(f"{name}: an ok row with a reason '{reason}'")
+        elif status == "skipped" and reason.startswith("needs "):
             counts["skipped"] += 1
             if row["time_ns_median"] != "":
                 fail(f"{name}: a skipped row has timings")
         else:
-            fail(f"{name}: status '{status}'")
+            fail(f"{name}: status '{status}', reason '{reason}'")
     print(f"{path}: {len(rows)} rows, {counts['ok']} ok, {counts['skipped']} skipped "
           f"(CPU lacks the ISA); {len(want)} columns as in {doc}")
 
@@ -154,9 +162,10 @@ def cmd_peak(path):
 
 def cmd_meta(path):
     meta = json.load(open(path, encoding="utf-8"))
-    for key in ("cpu_model", "cpu_slug", "features_detected", "features_used", "cpu_mask",
-                "cores", "threads_max", "cache", "compiler", "c_flags", "build_type",
-                "libraries", "date", "preset", "peak"):
+    for key in ("cpu_model", "cpu_slug", "cpu_vendor", "cpu_family", "cpu_model_id",
+                "cpu_stepping", "cpu_uarch", "cpu_isa", "features_detected", "features_used",
+                "cpu_mask", "cores", "threads_max", "cache", "compiler", "c_flags", "build_type",
+                "libraries", "date", "preset", "peak", "roof_exceeded"):
         if key not in meta:
             fail(f"{path}: no {key}")
     if "benchmark" not in meta.get("libraries", {}):

@@ -23,7 +23,7 @@ int main(void)
     for (int i = 0; i < ATTN_ISA_COUNT; i++) {
         char why[128] = "";
         int have = attn_isa_available((attn_isa)i, why, sizeof why);
-        fma[i] = attn_peak_measure_fma((attn_isa)i, 1, 3, 0.02);
+        fma[i] = attn_peak_measure_fma((attn_isa)i, 1, 3, 0.02, NULL);
         if (!have) {
             CHECK(&t, isnan(fma[i]), "%s is unavailable but measured %g", attn_isa_name(i), fma[i]);
             CHECK(&t, strncmp(why, "needs ", 6) == 0, "%s unavailable without a reason: '%s'",
@@ -47,7 +47,7 @@ int main(void)
     CHECK(&t, e > 0.01 && e < 100, "expf: %g Gelem/s", e);
 
     double read = NAN, triad = NAN;
-    CHECK(&t, attn_peak_measure_bandwidth((size_t)48 << 20, 1, 3, &read, &triad) == 0,
+    CHECK(&t, attn_peak_measure_bandwidth((size_t)48 << 20, 1, 3, &read, &triad, NULL) == 0,
           "bandwidth arrays not allocated");
     printf("read %.1f GB/s, triad %.1f GB/s (48 MiB arrays: may be cache-assisted)\n", read, triad);
     CHECK(&t, read > 0.5 && read < 10000, "read %g GB/s", read);

@@ -12,8 +12,12 @@ import json
 import math
 import os
 import random
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import attnbench_csv as ab  # noqa: E402
+
 OUT_CSV = os.path.join(HERE, "fixtures", "matrix.csv")
 
 PEAK_FMA = {
@@ -106,17 +110,14 @@ def row(variant, shape, threads):
     err_m, err_d, bound, nmse = accuracy(variant, shape, acc_rng)
     case = (f"impl={variant},B={batch},Hq={hq},Hkv={hkv},nq={n_q},nkv={n_kv},dk={d},dv={d},"
             f"causal={causal}")
-    return [case, variant, batch, hq, hkv, n_q, n_kv, d, d, causal, threads,
+    return [case, variant, "variant", batch, hq, hkv, n_q, n_kv, d, d, causal, threads,
             f"{median:.1f}", f"{lo:.1f}", f"{hi:.1f}", max(5, min(100, round(2e8 / median))),
             f"{gflops:.4f}", f"{gbs:.4f}", limit, f"{peak_f:.1f}", f"{peak_b:.1f}", f"{pct:.3f}",
-            workspace(variant, shape, threads), f"{err_m:.4g}", f"{err_d:.4g}", f"{bound:.6g}",
-            f"{nmse:.3e}", "ok"]
+            int(pct > 100), workspace(variant, shape, threads), f"{err_m:.4g}", f"{err_d:.4g}",
+            f"{bound:.6g}", f"{nmse:.3e}", "", "", "", "", "ok", ""]
 
 
-HEADER = ["case", "variant", "batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal",
-          "threads", "time_ns_median", "time_ns_min", "time_ns_max", "repetitions", "gflops",
-          "gbytes_per_s", "limit", "peak_gflops", "peak_gbytes_per_s", "pct_peak",
-          "workspace_bytes", "max_err_u", "max_err_d_u", "bound_u", "nmse", "status"]
+HEADER = list(ab.COLUMN_NAMES)
 
 META = {
     "cpu_model": "Intel(R) Xeon(R) Processor", "cpu_slug": "intel-xeon-sapphirerapids-2c",

@@ -110,7 +110,7 @@ class ReportCases(unittest.TestCase):
     def test_skipped_and_failed_status(self):
         with tempfile.TemporaryDirectory() as tmp:
             rows = h.read_rows(h.PAIR_B)
-            rows[1]["status"] = "failed: rule A at row 3, col 7"
+            rows[1]["status"], rows[1]["reason"] = "failed", "rule A at row 3, col 7"
             src = h.write_rows(os.path.join(tmp, "m.csv"), rows, h.header_of(h.PAIR_B), h.PAIR_B)
             out = os.path.join(tmp, "README.md")
             proc = h.run_script("report.py", src, "-o", out)

@@ -63,6 +63,10 @@ class RunMatrix(unittest.TestCase):
             if name.endswith((".py", ".sh")) and name != "setup.sh":
                 shutil.copy2(os.path.join(h.SCRIPTS, name), scripts)
         write_executable(os.path.join(scripts, "setup.sh"), FAKE_SETUP)
+        # The column spec the scripts read (docs/results-format.md).
+        os.makedirs(os.path.join(self.root, "docs"))
+        shutil.copy2(os.path.join(h.SCRIPTS, os.pardir, "docs", "results-format.md"),
+                     os.path.join(self.root, "docs"))
         write_executable(os.path.join(self.root, "attnbench.stub"), FAKE_ATTNBENCH)
         # A venv python that is this interpreter (it has matplotlib).
         write_executable(os.path.join(self.root, "python.stub"),

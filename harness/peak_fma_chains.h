@@ -1,0 +1,37 @@
+/* The chain loop every FMA peak kernel shares, written once and compiled
+ * in each ISA's file with that file's vector type (peak_scalar.c,
+ * peak_avx2.c, peak_avx512.c define PEAK_VEC, PEAK_SET1, PEAK_FMA and
+ * PEAK_LANES before including it). `chains` is a compile-time constant in
+ * every caller, so the accumulator array is fully unrolled into
+ * registers (ctest peak_no_spill checks that it is). */
+#ifndef ATTN_PEAK_FMA_CHAINS_H
+#define ATTN_PEAK_FMA_CHAINS_H
+
+enum { PEAK_MAX_CHAINS = 28 };
+
+static inline __attribute__((always_inline)) PEAK_VEC peak_chains(long rounds, const int chains)
+{
+    PEAK_VEC acc[PEAK_MAX_CHAINS];
+    /* The empty asm makes every start value opaque, so the compiler can
+     * neither fold chains together nor precompute any of them. */
+#pragma GCC unroll 32
+    for (int j = 0; j < chains; j++) {
+        acc[j] = PEAK_SET1(1.0f + 0.001f * (float)j);
+        __asm__("" : "+v"(acc[j]));
+    }
+    /* acc -> c / (1 - m) = 1: values stay near 1, never subnormal or Inf. */
+    const PEAK_VEC m = PEAK_SET1(0.999999f), c = PEAK_SET1(1e-6f);
+    for (long r = 0; r < rounds; r++) {
+        /* Unrolled whatever the count: a loop over the array would keep
+         * the chains in memory (gcc stops unrolling fully near 20). */
+#pragma GCC unroll 32
+        for (int j = 0; j < chains; j++)
+            acc[j] = PEAK_FMA(acc[j], m, c);
+    }
+#pragma GCC unroll 32
+    for (int j = 1; j < chains; j++)
+        acc[0] = PEAK_ADD(acc[0], acc[j]);
+    return acc[0];
+}
+
+#endif

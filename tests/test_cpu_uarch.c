@@ -1,0 +1,91 @@
+/* The CPU identity results are filed under, table-driven: CPUID
+ * signatures to display family/model/stepping, family/model to the
+ * microarchitecture (with the explicit unknown-famF-modM fallback), and
+ * the slug that keeps two machines' results apart. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu_features.h"
+#include "cpu_uarch.h"
+#include "machine.h"
+
+static const struct {
+    unsigned eax;
+    int family, model, stepping;
+} signatures[] = {
+    {0x00A00F11, 0x19, 0x01, 1}, /* EPYC 7003 (Milan), Zen 3 */
+    {0x00A10F11, 0x19, 0x11, 1}, /* EPYC 9004 (Genoa), Zen 4 */
+    {0x00830F10, 0x17, 0x31, 0}, /* EPYC 7002 (Rome), Zen 2 */
+    {0x00B00F21, 0x1A, 0x02, 1}, /* EPYC 9005 (Turin), Zen 5 */
+    {0x000806F8, 6, 0x8F, 8},    /* Xeon 4th gen (Sapphire Rapids) */
+    {0x000606A6, 6, 0x6A, 6},    /* Xeon 3rd gen (Ice Lake-SP) */
+    {0x00050657, 6, 0x55, 7},    /* Xeon 2nd gen (Cascade Lake) */
+    {0x000306C3, 6, 0x3C, 3},    /* Core 4th gen (Haswell) */
+    {0x00000F41, 0xF, 0x04, 1},  /* family 0xF with no extended family */
+};
+
+static const struct {
+    const char *vendor;
+    int family, model;
+    const char *uarch;
+    int known;
+} uarchs[] = {
+    {"AuthenticAMD", 25, 1, "zen3", 1},
+    {"AuthenticAMD", 25, 33, "zen3", 1},
+    {"AuthenticAMD", 25, 80, "zen3", 1},
+    {"AuthenticAMD", 25, 17, "zen4", 1},
+    {"AuthenticAMD", 25, 97, "zen4", 1},
+    {"AuthenticAMD", 25, 160, "zen4", 1},
+    {"AuthenticAMD", 23, 1, "zen", 1},
+    {"AuthenticAMD", 23, 8, "zen-plus", 1},
+    {"AuthenticAMD", 23, 49, "zen2", 1},
+    {"AuthenticAMD", 26, 2, "zen5", 1},
+    {"GenuineIntel", 6, 143, "sapphirerapids", 1},
+    {"GenuineIntel", 6, 207, "emeraldrapids", 1},
+    {"GenuineIntel", 6, 106, "icelake-server", 1},
+    {"GenuineIntel", 6, 85, "skylake-server", 1},
+    {"GenuineIntel", 6, 173, "graniterapids", 1},
+    {"GenuineIntel", 6, 151, "alderlake", 1},
+    {"AuthenticAMD", 25, 255, "unknown-fam25-mod255", 0},
+    {"AuthenticAMD", 99, 1, "unknown-fam99-mod1", 0},
+    {"GenuineIntel", 6, 1, "unknown-fam6-mod1", 0},
+    {"HygonGenuine", 24, 1, "unknown-fam24-mod1", 0}, /* a Zen licensee: not AMD's table */
+    {"", 0, 0, "unknown-fam0-mod0", 0},
+};
+
+int main(void)
+{
+    check_tally t = {0, 0};
+    for (size_t i = 0; i < sizeof signatures / sizeof signatures[0]; i++) {
+        int f, m, s;
+        attn_cpu_decode_signature(signatures[i].eax, &f, &m, &s);
+        CHECK(&t,
+              f == signatures[i].family && m == signatures[i].model && s == signatures[i].stepping,
+              "eax %08x: family %d model %d stepping %d", signatures[i].eax, f, m, s);
+    }
+    for (size_t i = 0; i < sizeof uarchs / sizeof uarchs[0]; i++) {
+        char name[40];
+        int known =
+            attn_cpu_uarch(uarchs[i].vendor, uarchs[i].family, uarchs[i].model, name, sizeof name);
+        CHECK(&t, strcmp(name, uarchs[i].uarch) == 0 && known == uarchs[i].known,
+              "%s %d/%d: '%s' (known %d), want '%s'", uarchs[i].vendor, uarchs[i].family,
+              uarchs[i].model, name, known, uarchs[i].uarch);
+    }
+    CHECK(&t, strcmp(attn_cpu_vendor_short("HygonGenuine"), "unknown") == 0, "vendor fallback");
+    char slug[96];
+    attn_machine_slug("AuthenticAMD", "zen3", "avx2", 2, slug, sizeof slug);
+    CHECK(&t, strcmp(slug, "amd-zen3-avx2-2c") == 0, "slug %s", slug);
+    attn_machine_slug("GenuineIntel", "sapphirerapids", "avx512", 64, slug, sizeof slug);
+    CHECK(&t, strcmp(slug, "intel-sapphirerapids-avx512-64c") == 0, "slug %s", slug);
+    /* This machine: its slug names what list says, and decodes consistently. */
+    attn_machine m;
+    attn_machine_read(&m);
+    char want[96], uarch[40];
+    attn_cpu_uarch(m.vendor, m.family, m.model_id, uarch, sizeof uarch);
+    attn_machine_slug(m.vendor, uarch, m.isa, m.cores, want, sizeof want);
+    CHECK(&t, strcmp(m.slug, want) == 0 && strstr(m.slug, m.uarch), "this machine: %s", m.slug);
+    printf("this machine: %s (%s family %d model %d stepping %d)\n", m.slug, m.vendor, m.family,
+           m.model_id, m.stepping);
+    return check_report("cpu_uarch", &t);
+}

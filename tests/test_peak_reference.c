@@ -1,0 +1,100 @@
+/* The FMA roof against an independent, minimal, spill-free kernel in the
+ * same run: hand-written asm with the chains pinned to registers (12 ymm
+ * or 24 zmm FMA chains; 12 xmm mulss+addss chains for scalar), nothing
+ * else in the loop. `attnbench peak`'s figure for every ISA this CPU has
+ * must be at least 95 % of it, at 1 thread and at all threads; a roof
+ * below what a trivial kernel reaches is not an upper bound. Each figure
+ * is the best of several short runs, alternating the two, so a stolen
+ * time slice hits both. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "peak.h"
+#include "timer.h"
+
+#include "peak_reference_chains.h"
+
+static void asm_avx2(long rounds)
+{
+    __asm__ volatile(
+        "vbroadcastss %[m], %%ymm14\n\t"
+        "vbroadcastss %[c], %%ymm15\n\t" CHAIN12("vmovaps %%ymm15, %%ymm") "1:\n\t" CHAIN12(
+            "vfmadd132ps %%ymm14, %%ymm15, %%ymm") "dec %[r]\n\t"
+                                                   "jnz 1b\n\t"
+                                                   "vzeroupper\n\t"
+        : [r] "+r"(rounds)
+        : [m] "m"(m_const), [c] "m"(c_const)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm14", "xmm15", "cc");
+}
+
+/* tests/peak_reference_avx512.c: needs -mavx512f to name zmm16..31. */
+void asm_avx512(long rounds);
+
+static void asm_scalar(long rounds)
+{
+    __asm__ volatile("movss %[m], %%xmm14\n\t"
+                     "movss %[c], %%xmm15\n\t" CHAIN12("movaps %%xmm15, %%xmm") "1:\n\t" CHAIN12(
+                         "mulss %%xmm14, %%xmm") CHAIN12("addss %%xmm15, %%xmm") "dec %[r]\n\t"
+                                                                                 "jnz 1b\n\t"
+                     : [r] "+r"(rounds)
+                     : [m] "m"(m_const), [c] "m"(c_const)
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+                       "xmm9", "xmm10", "xmm11", "xmm14", "xmm15", "cc");
+}
+
+typedef struct ref_kernel {
+    attn_isa isa;
+    void (*run)(long rounds);
+    double flops_per_round;
+} ref_kernel;
+
+static const ref_kernel refs[] = {
+    {ATTN_ISA_SCALAR, asm_scalar, 12 * 2},
+    {ATTN_ISA_AVX2, asm_avx2, 12 * 8 * 2},
+    {ATTN_ISA_AVX512, asm_avx512, 24 * 16 * 2},
+};
+
+static double ref_gflops(const ref_kernel *k, int threads, long rounds)
+{
+    int64_t t0 = attn_now_ns();
+#pragma omp parallel num_threads(threads)
+    k->run(rounds);
+    double secs = (double)(attn_now_ns() - t0) * 1e-9;
+    return (double)threads * (double)rounds * k->flops_per_round / secs * 1e-9;
+}
+
+int main(void)
+{
+    check_tally t = {0, 0};
+    const int all = omp_get_num_procs();
+    const int counts[2] = {1, all};
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        const ref_kernel *k = &refs[i];
+        char why[128];
+        if (!attn_isa_available(k->isa, why, sizeof why)) {
+            printf("SKIP %s: %s\n", attn_isa_name(k->isa), why);
+            continue;
+        }
+        for (int c = 0; c < (all > 1 ? 2 : 1); c++) {
+            int threads = counts[c];
+            long rounds = 1L << 20;
+            ref_gflops(k, threads, rounds); /* warm-up */
+            double ref = 0, peak = 0;
+            for (int rep = 0; rep < 3; rep++) {
+                double r = ref_gflops(k, threads, rounds);
+                double p = attn_peak_measure_fma(k->isa, threads, 3, 0.02, NULL);
+                ref = r > ref ? r : ref;
+                peak = p > peak ? p : peak;
+            }
+            printf("%-7s threads=%d: attnbench peak %.1f GFLOP/s, minimal asm kernel %.1f "
+                   "GFLOP/s: %.1f %%\n",
+                   attn_isa_name(k->isa), threads, peak, ref, 100.0 * peak / ref);
+            CHECK(&t, peak >= 0.95 * ref, "%s at %d threads: peak %.1f < 95%% of %.1f",
+                  attn_isa_name(k->isa), threads, peak, ref);
+        }
+    }
+    return check_report("peak_reference", &t);
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# ctest matrix_roof_exceeded: a deliberately low roof (--peak FILE with a
+# tiny figure) must be caught everywhere a user looks: matrix's warning
+# naming the row, the roof and the ratio; the CSV's roof_exceeded column;
+# the sidecar's roof_exceeded list; the results page's opening banner.
+#   test_roof_exceeded.sh ATTNBENCH PYTHON REPORT_PY WORKDIR
+set -u
+attnbench=$1 python=$2 report=$3 work=$4
+mkdir -p "$work" && cd "$work" || exit 1
+cat >tiny.json <<'JSON'
+{"fma_gflops": {"scalar": {"1": 0.01, "2": 0.01}, "avx2": {"1": 0.01, "2": 0.01},
+                "avx512": {"1": 0.01, "2": 0.01}},
+ "read_gbytes_per_s": {"1": 0.001, "2": 0.001}, "triad_gbytes_per_s": {"1": 0.001, "2": 0.001}}
+JSON
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=$((fail + 1)); fi
+}
+"$attnbench" matrix --preset test --variant naive --threads 1 --repetitions 1 --min-time 0 \
+    --peak tiny.json --out low.csv --overwrite >low.out 2>low.err
+check "matrix exits 0 (a low roof is a warning, not a failure)" test $? -eq 0
+check "warning names a row, its ratio and the roof" \
+    grep -Eq 'warning: impl=naive,B=1,[^ ]* threads=1 runs at [0-9.e+]+% of its roof \((FMA peak 0.0|read bandwidth 0.00)' low.err
+check "summary warning points at the sidecar" grep -q 'above 100% of their roof' low.err
+check "every ok row has roof_exceeded = 1" "$python" - low.csv <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+sys.exit(0 if rows and all(r["roof_exceeded"] == "1" and float(r["pct_peak"]) > 100 for r in rows) else 1)
+PY
+check "the sidecar lists them" "$python" -c '
+import json, sys
+m = json.load(open("low.meta.json"))
+sys.exit(0 if len(m["roof_exceeded"]) == 3 and all(r["pct_peak"] > 100 for r in m["roof_exceeded"]) else 1)'
+check "the page opens with the banner" sh -c \
+    "'$python' '$report' low.csv -o page/README.md >/dev/null 2>&1 && sed -n 3,6p page/README.md | grep -q 'Roof exceeded: the peak under-measures this CPU'"
+# The same run against the measured roof: no warning, no flag, no banner.
+"$attnbench" matrix --preset test --variant naive --threads 1 --repetitions 1 --min-time 0 \
+    --peak "$ATTN_PEAK" --out fair.csv --overwrite >fair.out 2>fair.err
+check "a fair roof: no warning" sh -c "! grep -q 'roof under-measures' fair.err"
+check "a fair roof: no banner" sh -c \
+    "'$python' '$report' fair.csv -o fair/README.md >/dev/null 2>&1 && ! grep -q 'Roof exceeded' fair/README.md"
+echo "roof_exceeded: $((8 - fail)) passed, $fail failed"
+exit $((fail > 0))
