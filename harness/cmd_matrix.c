@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "interrupt.h"
 #include "machine.h"
+#include "matrix.h"
 #include "peak.h"
 #include "perf_cases.h"
 #include "perf_cell.h"
@@ -27,287 +28,8 @@
 #include "run_meta.h"
 #include "timer.h"
 
-enum { MAX_VARIANTS = 32, MAX_THREAD_ARGS = 16, MAX_REPS = 1000 };
-
-/* The reference check runs on every row_stride-th query row, the stride
- * chosen so the double-precision reference does about this many flops:
- * well under a second on two cores. */
-static const double check_budget_flops = 2e8;
 /* Fixed cost per cell (setup, fill, check) for the ETA, in seconds. */
 static const double cell_overhead_s = 0.05;
-
-typedef struct matrix_opts {
-    int preset;
-    const attn_variant *variants[MAX_VARIANTS];
-    int n_variants;
-    int threads[MAX_THREAD_ARGS];
-    int n_threads;
-    const char *out;
-    char default_out[300];
-    int resume;
-    int overwrite;
-    long repetitions;
-    double min_time, max_time;
-    const char *peak_file;
-    size_t bw_bytes;
-    regex_t filter;
-    int has_filter;
-    long llc_bytes; /* memory-bound cells rotate inputs past it */
-} matrix_opts;
-
-/* One cell to run: a variant on a case. */
-typedef struct matrix_cell {
-    const attn_variant *variant;
-    attn_perf_case pc;
-    char name[256];
-    double weight; /* estimated seconds, for the ETA */
-} matrix_cell;
-
-static void matrix_help(void)
-{
-    printf(
-        "usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
-        "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
-        "                        [--min-time S]\n"
-        "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
-        "N]\n\n"
-        "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
-        "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
-        "(machine, build, library versions, date, and the peaks measured at the start).\n"
-        "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
-        "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
-        "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
-        "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
-        "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
-        "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
-        "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
-        "  --preset NAME      %s (default quick)\n"
-        "  --variant NAME     only this variant (repeatable); default: the preset's\n"
-        "  --threads N        thread count (repeatable); replaces the preset's\n"
-        "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
-        "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
-        "                     a file that holds rows is refused)\n"
-        "  --resume           keep the rows already in FILE.csv (its header must match)\n"
-        "                     and its meta.json's peaks; run only what is missing\n"
-        "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
-        "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
-        "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
-        "                     least one run; default per preset, 1 for quick)\n"
-        "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
-        "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
-        "                     instead of measuring them (~10 s)\n"
-        "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
-        "  --print-columns    print the CSV's columns and types and exit\n"
-        "With --preset perf-targets, the performance targets are printed after the run with the\n"
-        "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
-        "or an unwritable/foreign --out, 130 when interrupted.\n",
-        attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
-}
-
-static int parse_matrix_args(int argc, char **argv, matrix_opts *o)
-{
-    const char *value;
-    int r;
-    long x;
-    for (int i = 1; i < argc; i++) {
-        if (cli_switch(argv, i, "--help") || cli_switch(argv, i, "-h")) {
-            matrix_help();
-            return 1;
-        } else if (cli_switch(argv, i, "--resume")) {
-            o->resume = 1;
-        } else if (cli_switch(argv, i, "--overwrite")) {
-            o->overwrite = 1;
-        } else if (cli_switch(argv, i, "--print-columns")) {
-            attn_results_print_columns(stdout);
-            return 1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
-            if (r < 0)
-                return -1;
-            if ((o->preset = attn_perf_preset_parse(value)) < 0) {
-                fprintf(stderr, "matrix: --preset '%s' must be one of %s\n", value,
-                        attn_perf_preset_names());
-                return -1;
-            }
-        } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
-            if (r < 0)
-                return -1;
-            if (cli_add_variant("matrix", value, o->variants, &o->n_variants, MAX_VARIANTS) != 0)
-                return -1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
-            if (r < 0 || cli_parse_long("matrix", "--threads", value, 1, 4096, &x) != 0)
-                return -1;
-            if (o->n_threads < MAX_THREAD_ARGS)
-                o->threads[o->n_threads++] = (int)x;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
-            if (r < 0)
-                return -1;
-            o->out = value;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--repetitions", &value)) != 0) {
-            if (r < 0 ||
-                cli_parse_long("matrix", "--repetitions", value, 1, MAX_REPS, &o->repetitions))
-                return -1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-time", &value)) != 0) {
-            if (r < 0 || cli_parse_double("matrix", "--min-time", value, 0, 3600, &o->min_time))
-                return -1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--max-time", &value)) != 0) {
-            if (r < 0 || cli_parse_double("matrix", "--max-time", value, 0, 36000, &o->max_time))
-                return -1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
-            if (r < 0 || cli_set_filter("matrix", value, &o->filter, &o->has_filter) != 0)
-                return -1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
-            if (r < 0)
-                return -1;
-            o->peak_file = value;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--bw-mib", &value)) != 0) {
-            if (r < 0 || cli_parse_long("matrix", "--bw-mib", value, 1, 1 << 20, &x) != 0)
-                return -1;
-            o->bw_bytes = (size_t)x << 20;
-        } else {
-            cli_unknown("matrix", argv[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Odd, so the sampled rows walk through different i in successive heads
- * rather than hitting the same ones (n_q is usually a power of two). */
-static int64_t check_row_stride(const attn_shape *s)
-{
-    double cost = attn_perf_flops(s);
-    int64_t stride = (int64_t)ceil(cost / check_budget_flops);
-    if (stride <= 1)
-        return 1;
-    return stride | 1;
-}
-
-/* The untimed checked run through the public dispatcher (guards around the
- * workspace), then its output against the reference on sampled rows.
- * Returns 0 when the run itself worked (the row may still have failed a
- * rule), -1 when there is nothing to time. */
-static int check_cell(attn_perf_cell *c, int all, attn_result_row *row)
-{
-    attn_run_report report;
-    char msg[300];
-    omp_set_num_threads(c->threads);
-    int rc =
-        attn_run_variant(c->variant, &c->shape, c->q, c->k, c->v, c->o, &report, msg, sizeof msg);
-    if (rc != ATTN_OK) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "attn_run returned %d: %s", rc, msg);
-        return -1;
-    }
-    if (!report.workspace_guard_ok) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "guard bytes around the workspace overwritten");
-        return -1;
-    }
-    attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
-    p.threads = c->threads;   /* rule A's r counts the run's threads */
-    omp_set_num_threads(all); /* the reference itself may use every core */
-    attn_err_stats st;
-    if (attn_check_output(c->variant, &p, c->o, check_row_stride(&c->shape), &st) != ATTN_OK) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
-        return 0;
-    }
-    row->max_err_u = st.e_m;
-    row->max_err_d_u = st.e_d;
-    row->bound_u = st.bound_u;
-    row->nmse = attn_err_nmse(&st);
-    if (st.failures)
-        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
-    return 0;
-}
-
-static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *row)
-{
-    static const int max_reps = MAX_REPS;
-    double *t = malloc(sizeof *t * (size_t)max_reps);
-    if (!t) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the timings");
-        return;
-    }
-    int n = 0;
-    double total = 0, lo = INFINITY, hi = 0;
-    while (n < max_reps && (n < o->repetitions || total < o->min_time) &&
-           !(n >= 1 && total >= o->max_time)) {
-        int64_t t0 = attn_now_ns();
-        int rc = attn_perf_cell_run(c);
-        double ns = (double)(attn_now_ns() - t0);
-        if (rc != ATTN_OK) {
-            attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in timing", rc);
-            free(t);
-            return;
-        }
-        t[n++] = ns;
-        total += ns * 1e-9;
-        lo = ns < lo ? ns : lo;
-        hi = ns > hi ? ns : hi;
-    }
-    row->time_ns_median = attn_median(t, n);
-    row->time_ns_min = lo;
-    row->time_ns_max = hi;
-    row->repetitions = n;
-    free(t);
-}
-
-/* The skip/failure texts of perf_cell.c start with the status word; the
- * row keeps the status as such and the rest as its reason. */
-static void set_from_text(attn_result_row *row, attn_row_status status, const char *text)
-{
-    const char *word = attn_row_status_name(status);
-    size_t n = strlen(word);
-    if (strncmp(text, word, n) == 0 && text[n] == ':')
-        text += n + 1 + (text[n + 1] == ' ');
-    attn_result_row_set(row, status, "%s", text);
-}
-
-/* The row's % of its roof, and whether it beat the roof (then the roof is
- * what is wrong: the peak under-measures this CPU). */
-static void judge_roof(attn_result_row *row, int bw_bound)
-{
-    row->pct_peak = bw_bound ? 100.0 * row->gbytes_per_s / row->peak_gbytes_per_s
-                             : 100.0 * row->gflops / row->peak_gflops;
-    row->roof_exceeded = isfinite(row->pct_peak) && row->pct_peak > 100.0;
-}
-
-/* Fills a row for one cell: skip reason, or checked run plus timings. */
-static void measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn_peak *pk, int all,
-                         attn_result_row *row)
-{
-    const attn_variant *v = mc->variant;
-    const attn_shape *s = &mc->pc.shape;
-    const int threads = mc->pc.threads;
-    attn_result_row_init(row);
-    snprintf(row->case_name, sizeof row->case_name, "%s", mc->name);
-    snprintf(row->variant, sizeof row->variant, "%s", v->name);
-    row->shape = *s;
-    row->threads = threads;
-    const int bw_bound = attn_perf_bandwidth_bound(s);
-    snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
-    row->peak_gflops = attn_peak_fma_for(pk, threads);
-    row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
-    size_t ws = 0;
-    char why[400];
-    int skip = attn_perf_skip_reason(v, s, threads, &ws, why, sizeof why);
-    row->workspace_bytes = (int64_t)ws;
-    if (skip) {
-        set_from_text(row, ATTN_ROW_SKIPPED, why);
-        return;
-    }
-    attn_perf_cell cell;
-    if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
-        set_from_text(row, ATTN_ROW_FAILED, why);
-        return;
-    }
-    if (check_cell(&cell, all, row) == 0)
-        time_cell(&cell, o, row);
-    attn_perf_cell_free(&cell);
-    if (isfinite(row->time_ns_median)) {
-        row->gflops = attn_perf_flops(s) / row->time_ns_median;
-        row->gbytes_per_s = attn_perf_bytes(s) / row->time_ns_median;
-        judge_roof(row, bw_bound);
-    }
-}
 
 /* The peaks the rows are judged against: --peak FILE, the meta.json of the
  * run being resumed, or measured now at every thread count the cells use.
@@ -400,47 +122,6 @@ static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *r
     return cells;
 }
 
-static void print_row(const attn_result_row *r)
-{
-    char time[32] = "-", rate[48] = "";
-    if (isfinite(r->time_ns_median)) {
-        double ns = r->time_ns_median;
-        snprintf(time, sizeof time,
-                 ns >= 1e9   ? "%.2f s"
-                 : ns >= 1e6 ? "%.2f ms"
-                             : "%.1f us",
-                 ns >= 1e9   ? ns * 1e-9
-                 : ns >= 1e6 ? ns * 1e-6
-                             : ns * 1e-3);
-        snprintf(rate, sizeof rate, "%.1f GFLOP/s %.1f GB/s %.1f%% %s", r->gflops, r->gbytes_per_s,
-                 r->pct_peak, r->limit);
-    }
-    printf("%-6s %s threads=%d %s %s",
-           r->status == ATTN_ROW_OK        ? "ok"
-           : r->status == ATTN_ROW_SKIPPED ? "SKIP"
-                                           : "FAIL",
-           r->case_name, r->threads, time, rate);
-    if (isfinite(r->max_err_u))
-        printf(" E_M=%.2fu", r->max_err_u);
-    if (r->status != ATTN_ROW_OK)
-        printf("  %s: %s", attn_row_status_name(r->status), r->reason);
-    if (r->roof_exceeded)
-        printf("  ROOF EXCEEDED");
-    printf("\n");
-    fflush(stdout);
-}
-
-/* A row above its roof: the roof is wrong, and the user must hear it. */
-static void warn_roof(const attn_result_row *r)
-{
-    int bw = strcmp(r->limit, "bandwidth") == 0;
-    fprintf(stderr,
-            "matrix: warning: %s threads=%d runs at %.1f%% of its roof (%s %.1f %s at %d "
-            "threads): the roof under-measures this CPU\n",
-            r->case_name, r->threads, r->pct_peak, bw ? "read bandwidth" : "FMA peak",
-            bw ? r->peak_gbytes_per_s : r->peak_gflops, bw ? "GB/s" : "GFLOP/s", r->threads);
-}
-
 /* Writes a row under the interrupt lock, so Ctrl-C never cuts it. */
 static int emit_row(attn_interrupt *in, attn_results_file *rf, const attn_result_row *row,
                     const char *path)
@@ -471,13 +152,13 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
         snprintf(label, sizeof label, "threads=%d %s", cells[i].pc.threads, cells[i].name);
         attn_progress_show(&bar, label);
         attn_result_row row;
-        measure_cell(o, &cells[i], pk, all, &row);
+        matrix_measure_cell(o, &cells[i], pk, all, &row);
         if (emit_row(in, rf, &row, o->out) != 0)
             return -1;
         attn_progress_clear(&bar);
-        print_row(&row);
+        matrix_print_row(&row);
         if (row.roof_exceeded)
-            warn_roof(&row);
+            matrix_warn_roof(&row);
         if (row.status == ATTN_ROW_OK)
             tot->ok++;
         else if (row.status == ATTN_ROW_SKIPPED)
@@ -497,11 +178,11 @@ static void default_variants(matrix_opts *o)
         return;
     const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o->preset);
     if (!info->variants) {
-        for (int i = 0; i < attn_variants_count && o->n_variants < MAX_VARIANTS; i++)
+        for (int i = 0; i < attn_variants_count && o->n_variants < MATRIX_MAX_VARIANTS; i++)
             o->variants[o->n_variants++] = &attn_variants[i];
         return;
     }
-    for (int i = 0; info->variants[i] && o->n_variants < MAX_VARIANTS; i++) {
+    for (int i = 0; info->variants[i] && o->n_variants < MATRIX_MAX_VARIANTS; i++) {
         const attn_variant *v = attn_find_variant(info->variants[i]);
         if (v)
             o->variants[o->n_variants++] = v;
@@ -593,7 +274,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
 int cmd_matrix(int argc, char **argv)
 {
     matrix_opts o = {.preset = PERF_QUICK, .repetitions = -1, .min_time = -1, .max_time = -1};
-    int rc = parse_matrix_args(argc, argv, &o);
+    int rc = matrix_parse_args(argc, argv, &o);
     if (rc == 0 && cli_check_cpu_mask("matrix") != 0)
         rc = -1;
     if (rc != 0) {

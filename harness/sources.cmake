@@ -31,6 +31,8 @@ set(ATTNBENCH_SOURCES
   harness/cmd_rss.c
   harness/rss_probe.c
   harness/cmd_matrix.c
+  harness/matrix_args.c
+  harness/matrix_cell.c
 )
 find_package(benchmark REQUIRED)
 find_package(Threads REQUIRED)

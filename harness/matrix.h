@@ -1,0 +1,62 @@
+/* attnbench matrix, in three files: matrix_args.c (the command line),
+ * matrix_cell.c (one cell measured, checked and printed) and cmd_matrix.c
+ * (the run: cells, peaks, resume, the CSV and the sidecar). */
+#ifndef ATTN_MATRIX_H
+#define ATTN_MATRIX_H
+
+#include <regex.h>
+#include <stddef.h>
+
+#include "peak.h"
+#include "perf_cases.h"
+#include "results_csv.h"
+#include "variant.h"
+
+enum { MATRIX_MAX_VARIANTS = 32, MATRIX_MAX_THREAD_ARGS = 16, MATRIX_MAX_REPS = 1000 };
+
+typedef struct matrix_opts {
+    int preset;
+    const attn_variant *variants[MATRIX_MAX_VARIANTS];
+    int n_variants;
+    int threads[MATRIX_MAX_THREAD_ARGS];
+    int n_threads;
+    const char *out;
+    char default_out[300];
+    int resume;
+    int overwrite;
+    long repetitions;
+    double min_time, max_time;
+    const char *peak_file;
+    size_t bw_bytes;
+    regex_t filter;
+    int has_filter;
+    long llc_bytes; /* memory-bound cells rotate inputs past it */
+} matrix_opts;
+
+/* One cell to run: a variant on a case. */
+typedef struct matrix_cell {
+    const attn_variant *variant;
+    attn_perf_case pc;
+    char name[256];
+    double weight; /* estimated seconds, for the ETA */
+} matrix_cell;
+
+/* Parses argv into `o`; 1 after printing --help or --print-columns, -1
+ * after printing a usage error, 0 to run. */
+int matrix_parse_args(int argc, char **argv, matrix_opts *o);
+
+/* One cell: the skip reason, or the checked run plus the timings, judged
+ * against `pk`'s roof for its thread count; `all` is the machine's thread
+ * count (the reference check uses every core). */
+void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn_peak *pk, int all,
+                         attn_result_row *row);
+
+/* The row's line on stdout, and (when it beat its roof) the warning on
+ * stderr naming the row, the roof and the ratio. */
+void matrix_print_row(const attn_result_row *r);
+void matrix_warn_roof(const attn_result_row *r);
+
+/* The roof test for a row with timings: pct_peak and roof_exceeded. */
+void matrix_judge_roof(attn_result_row *row);
+
+#endif

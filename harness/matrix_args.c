@@ -1,0 +1,115 @@
+/* attnbench matrix: its command line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "matrix.h"
+
+static void matrix_help(void)
+{
+    printf(
+        "usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
+        "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
+        "                        [--min-time S]\n"
+        "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
+        "N]\n\n"
+        "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
+        "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
+        "(machine, build, library versions, date, and the peaks measured at the start).\n"
+        "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
+        "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
+        "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
+        "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
+        "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
+        "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
+        "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
+        "  --preset NAME      %s (default quick)\n"
+        "  --variant NAME     only this variant (repeatable); default: the preset's\n"
+        "  --threads N        thread count (repeatable); replaces the preset's\n"
+        "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
+        "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
+        "                     a file that holds rows is refused)\n"
+        "  --resume           keep the rows already in FILE.csv (its header must match)\n"
+        "                     and its meta.json's peaks; run only what is missing\n"
+        "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
+        "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
+        "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
+        "                     least one run; default per preset, 1 for quick)\n"
+        "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
+        "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
+        "                     instead of measuring them (~10 s)\n"
+        "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
+        "  --print-columns    print the CSV's columns and types and exit\n"
+        "With --preset perf-targets, the performance targets are printed after the run with the\n"
+        "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
+        "or an unwritable/foreign --out, 130 when interrupted.\n",
+        attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
+}
+
+int matrix_parse_args(int argc, char **argv, matrix_opts *o)
+{
+    const char *value;
+    int r;
+    long x;
+    for (int i = 1; i < argc; i++) {
+        if (cli_switch(argv, i, "--help") || cli_switch(argv, i, "-h")) {
+            matrix_help();
+            return 1;
+        } else if (cli_switch(argv, i, "--resume")) {
+            o->resume = 1;
+        } else if (cli_switch(argv, i, "--overwrite")) {
+            o->overwrite = 1;
+        } else if (cli_switch(argv, i, "--print-columns")) {
+            attn_results_print_columns(stdout);
+            return 1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--preset", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if ((o->preset = attn_perf_preset_parse(value)) < 0) {
+                fprintf(stderr, "matrix: --preset '%s' must be one of %s\n", value,
+                        attn_perf_preset_names());
+                return -1;
+            }
+        } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if (cli_add_variant("matrix", value, o->variants, &o->n_variants,
+                                MATRIX_MAX_VARIANTS) != 0)
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
+            if (r < 0 || cli_parse_long("matrix", "--threads", value, 1, 4096, &x) != 0)
+                return -1;
+            if (o->n_threads < MATRIX_MAX_THREAD_ARGS)
+                o->threads[o->n_threads++] = (int)x;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            o->out = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--repetitions", &value)) != 0) {
+            if (r < 0 || cli_parse_long("matrix", "--repetitions", value, 1, MATRIX_MAX_REPS,
+                                        &o->repetitions))
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--min-time", &value)) != 0) {
+            if (r < 0 || cli_parse_double("matrix", "--min-time", value, 0, 3600, &o->min_time))
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--max-time", &value)) != 0) {
+            if (r < 0 || cli_parse_double("matrix", "--max-time", value, 0, 36000, &o->max_time))
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
+            if (r < 0 || cli_set_filter("matrix", value, &o->filter, &o->has_filter) != 0)
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            o->peak_file = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--bw-mib", &value)) != 0) {
+            if (r < 0 || cli_parse_long("matrix", "--bw-mib", value, 1, 1 << 20, &x) != 0)
+                return -1;
+            o->bw_bytes = (size_t)x << 20;
+        } else {
+            cli_unknown("matrix", argv[i]);
+            return -1;
+        }
+    }
+    return 0;
+}

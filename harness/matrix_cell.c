@@ -1,0 +1,197 @@
+/* attnbench matrix: one cell measured (the untimed checked run, then the
+ * timed repetitions), judged against its roof, and printed. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "matrix.h"
+#include "perf_cell.h"
+#include "timer.h"
+
+/* The reference check runs on every row_stride-th query row, the stride
+ * chosen so the double-precision reference does about this many flops:
+ * well under a second on two cores. */
+static const double check_budget_flops = 2e8;
+
+/* Odd, so the sampled rows walk through different i in successive heads
+ * rather than hitting the same ones (n_q is usually a power of two). */
+static int64_t check_row_stride(const attn_shape *s)
+{
+    double cost = attn_perf_flops(s);
+    int64_t stride = (int64_t)ceil(cost / check_budget_flops);
+    if (stride <= 1)
+        return 1;
+    return stride | 1;
+}
+
+/* The untimed checked run through the public dispatcher (guards around the
+ * workspace), then its output against the reference on sampled rows.
+ * Returns 0 when the run itself worked (the row may still have failed a
+ * rule), -1 when there is nothing to time. */
+static int check_cell(attn_perf_cell *c, int all, attn_result_row *row)
+{
+    attn_run_report report;
+    char msg[300];
+    omp_set_num_threads(c->threads);
+    int rc =
+        attn_run_variant(c->variant, &c->shape, c->q, c->k, c->v, c->o, &report, msg, sizeof msg);
+    if (rc != ATTN_OK) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "attn_run returned %d: %s", rc, msg);
+        return -1;
+    }
+    if (!report.workspace_guard_ok) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "guard bytes around the workspace overwritten");
+        return -1;
+    }
+    attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
+    p.threads = c->threads;   /* rule A's r counts the run's threads */
+    omp_set_num_threads(all); /* the reference itself may use every core */
+    attn_err_stats st;
+    if (attn_check_output(c->variant, &p, c->o, check_row_stride(&c->shape), &st) != ATTN_OK) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
+        return 0;
+    }
+    row->max_err_u = st.e_m;
+    row->max_err_d_u = st.e_d;
+    row->bound_u = st.bound_u;
+    row->nmse = attn_err_nmse(&st);
+    if (st.failures)
+        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
+    return 0;
+}
+
+static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *row)
+{
+    static const int max_reps = MATRIX_MAX_REPS;
+    double *t = malloc(sizeof *t * (size_t)max_reps);
+    if (!t) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the timings");
+        return;
+    }
+    int n = 0;
+    double total = 0, lo = INFINITY, hi = 0;
+    while (n < max_reps && (n < o->repetitions || total < o->min_time) &&
+           !(n >= 1 && total >= o->max_time)) {
+        int64_t t0 = attn_now_ns();
+        int rc = attn_perf_cell_run(c);
+        double ns = (double)(attn_now_ns() - t0);
+        if (rc != ATTN_OK) {
+            attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in timing", rc);
+            free(t);
+            return;
+        }
+        t[n++] = ns;
+        total += ns * 1e-9;
+        lo = ns < lo ? ns : lo;
+        hi = ns > hi ? ns : hi;
+    }
+    row->time_ns_median = attn_median(t, n);
+    row->time_ns_min = lo;
+    row->time_ns_max = hi;
+    row->repetitions = n;
+    free(t);
+}
+
+/* The skip/failure texts of perf_cell.c start with the status word; the
+ * row keeps the status as such and the rest as its reason. */
+static void set_from_text(attn_result_row *row, attn_row_status status, const char *text)
+{
+    const char *word = attn_row_status_name(status);
+    size_t n = strlen(word);
+    if (strncmp(text, word, n) == 0 && text[n] == ':')
+        text += n + 1 + (text[n + 1] == ' ');
+    attn_result_row_set(row, status, "%s", text);
+}
+
+/* The row's % of its roof, and whether it beat the roof (then the roof is
+ * what is wrong: the peak under-measures this CPU). */
+void matrix_judge_roof(attn_result_row *row)
+{
+    const int bw_bound = strcmp(row->limit, "bandwidth") == 0;
+    row->pct_peak = bw_bound ? 100.0 * row->gbytes_per_s / row->peak_gbytes_per_s
+                             : 100.0 * row->gflops / row->peak_gflops;
+    row->roof_exceeded = isfinite(row->pct_peak) && row->pct_peak > 100.0;
+}
+
+/* Fills a row for one cell: skip reason, or checked run plus timings. */
+void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn_peak *pk, int all,
+                         attn_result_row *row)
+{
+    const attn_variant *v = mc->variant;
+    const attn_shape *s = &mc->pc.shape;
+    const int threads = mc->pc.threads;
+    attn_result_row_init(row);
+    snprintf(row->case_name, sizeof row->case_name, "%s", mc->name);
+    snprintf(row->variant, sizeof row->variant, "%s", v->name);
+    row->shape = *s;
+    row->threads = threads;
+    const int bw_bound = attn_perf_bandwidth_bound(s);
+    snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
+    row->peak_gflops = attn_peak_fma_for(pk, threads);
+    row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
+    size_t ws = 0;
+    char why[400];
+    int skip = attn_perf_skip_reason(v, s, threads, &ws, why, sizeof why);
+    row->workspace_bytes = (int64_t)ws;
+    if (skip) {
+        set_from_text(row, ATTN_ROW_SKIPPED, why);
+        return;
+    }
+    attn_perf_cell cell;
+    if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
+        set_from_text(row, ATTN_ROW_FAILED, why);
+        return;
+    }
+    if (check_cell(&cell, all, row) == 0)
+        time_cell(&cell, o, row);
+    attn_perf_cell_free(&cell);
+    if (isfinite(row->time_ns_median)) {
+        row->gflops = attn_perf_flops(s) / row->time_ns_median;
+        row->gbytes_per_s = attn_perf_bytes(s) / row->time_ns_median;
+        matrix_judge_roof(row);
+    }
+}
+
+void matrix_print_row(const attn_result_row *r)
+{
+    char time[32] = "-", rate[48] = "";
+    if (isfinite(r->time_ns_median)) {
+        double ns = r->time_ns_median;
+        snprintf(time, sizeof time,
+                 ns >= 1e9   ? "%.2f s"
+                 : ns >= 1e6 ? "%.2f ms"
+                             : "%.1f us",
+                 ns >= 1e9   ? ns * 1e-9
+                 : ns >= 1e6 ? ns * 1e-6
+                             : ns * 1e-3);
+        snprintf(rate, sizeof rate, "%.1f GFLOP/s %.1f GB/s %.1f%% %s", r->gflops, r->gbytes_per_s,
+                 r->pct_peak, r->limit);
+    }
+    printf("%-6s %s threads=%d %s %s",
+           r->status == ATTN_ROW_OK        ? "ok"
+           : r->status == ATTN_ROW_SKIPPED ? "SKIP"
+                                           : "FAIL",
+           r->case_name, r->threads, time, rate);
+    if (isfinite(r->max_err_u))
+        printf(" E_M=%.2fu", r->max_err_u);
+    if (r->status != ATTN_ROW_OK)
+        printf("  %s: %s", attn_row_status_name(r->status), r->reason);
+    if (r->roof_exceeded)
+        printf("  ROOF EXCEEDED");
+    printf("\n");
+    fflush(stdout);
+}
+
+/* A row above its roof: the roof is wrong, and the user must hear it. */
+void matrix_warn_roof(const attn_result_row *r)
+{
+    int bw = strcmp(r->limit, "bandwidth") == 0;
+    fprintf(stderr,
+            "matrix: warning: %s threads=%d runs at %.1f%% of its roof (%s %.1f %s at %d "
+            "threads): the roof under-measures this CPU\n",
+            r->case_name, r->threads, r->pct_peak, bw ? "read bandwidth" : "FMA peak",
+            bw ? r->peak_gbytes_per_s : r->peak_gflops, bw ? "GB/s" : "GFLOP/s", r->threads);
+}
