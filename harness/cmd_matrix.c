@@ -18,6 +18,7 @@
 #include "interrupt.h"
 #include "machine.h"
 #include "matrix.h"
+#include "matrix_peers.h"
 #include "peak.h"
 #include "perf_cases.h"
 #include "perf_cell.h"
@@ -137,6 +138,7 @@ static int emit_row(attn_interrupt *in, attn_results_file *rf, const attn_result
 
 typedef struct matrix_totals {
     int ok, skipped, failed;
+    int peer_findings; /* peer rows that failed a rule or a call: shown, not fatal */
 } matrix_totals;
 
 static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn_peak *pk, int all,
@@ -191,6 +193,50 @@ static void default_variants(matrix_opts *o)
     }
 }
 
+/* What a peer row needs to be written like any other. */
+typedef struct peer_emit_ctx {
+    attn_interrupt *in;
+    attn_results_file *rf;
+    const char *path;
+    matrix_totals *tot;
+} peer_emit_ctx;
+
+static int emit_peer_row(void *ctx, const attn_result_row *row)
+{
+    peer_emit_ctx *pe = ctx;
+    if (emit_row(pe->in, pe->rf, row, pe->path) != 0)
+        return -1;
+    matrix_print_row(row);
+    if (row->roof_exceeded)
+        matrix_warn_roof(row);
+    if (row->status == ATTN_ROW_OK)
+        pe->tot->ok++;
+    else if (row->status == ATTN_ROW_SKIPPED)
+        pe->tot->skipped++;
+    else
+        pe->tot->peer_findings++;
+    return 0;
+}
+
+/* Every peer on every (shape, threads) cell of the preset, after the
+ * variants (each peer cell is paired with the fastest variant row). */
+static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_peak *pk, int all,
+                     peer_emit_ctx *pe, char *versions, size_t cap)
+{
+    int n =
+        attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, NULL, 0);
+    attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n + 1));
+    if (!cases)
+        return -1;
+    attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, cases, n);
+    /* Peer rows are appended to rf as they are written, so the pairing
+     * must only see variant rows: best_variant() checks the kind. */
+    int rc =
+        matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, emit_peer_row, pe, versions, cap);
+    free(cases);
+    return rc;
+}
+
 static int matrix_main(matrix_opts *o, attn_interrupt *in)
 {
     attn_machine m;
@@ -224,8 +270,8 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         rc = EXIT_FAILED;
     } else if (matrix_peaks(o, meta, cells, n, m.cores, &pk, &reused_meta) != 0) {
         rc = EXIT_USAGE;
-    } else if (!reused_meta &&
-               attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, err, sizeof err) != 0) {
+    } else if (!reused_meta && attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, NULL, err,
+                                               sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
     }
@@ -238,12 +284,23 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         matrix_totals tot = {0};
         if (run_cells(o, cells, n, &pk, m.cores, in, &rf, &tot) != 0)
             rc = EXIT_FAILED;
-        printf("matrix: %d rows (%d ok, %d skipped, %d failed) written to %s in %.1f s; "
-               "metadata in %s\n",
-               tot.ok + tot.skipped + tot.failed, tot.ok, tot.skipped, tot.failed, o->out,
+        char versions[256] = "";
+        if (rc == EXIT_OK && o->peers.n > 0) {
+            peer_emit_ctx pe = {in, &rf, o->out, &tot};
+            if (run_peers(o, &rf, &pk, m.cores, &pe, versions, sizeof versions) != 0)
+                rc = EXIT_FAILED;
+        }
+        printf("matrix: %d rows (%d ok, %d skipped, %d failed",
+               tot.ok + tot.skipped + tot.failed + tot.peer_findings, tot.ok, tot.skipped,
+               tot.failed);
+        if (tot.peer_findings)
+            printf(", %d peer rows failed: findings about the peer, see their reason",
+                   tot.peer_findings);
+        printf(") written to %s in %.1f s; metadata in %s\n", o->out,
                (double)(attn_now_ns() - t0) * 1e-9, meta);
         /* The sidecar lists every row of the file above its roof. */
-        if (attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, err, sizeof err) != 0) {
+        if (attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) !=
+            0) {
             fprintf(stderr, "matrix: %s\n", err);
             rc = EXIT_FAILED;
         }
@@ -273,7 +330,12 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
 
 int cmd_matrix(int argc, char **argv)
 {
-    matrix_opts o = {.preset = PERF_QUICK, .repetitions = -1, .min_time = -1, .max_time = -1};
+    matrix_opts o = {
+        .preset = PERF_QUICK,
+        .repetitions = -1,
+        .min_time = -1,
+        .max_time = -1,
+        .peers = {.python = ATTN_PEER_PYTHON, .worker = ATTN_PEER_WORKER, .rounds = 5}};
     int rc = matrix_parse_args(argc, argv, &o);
     if (rc == 0 && cli_check_cpu_mask("matrix") != 0)
         rc = -1;

@@ -14,6 +14,17 @@
 
 enum { MATRIX_MAX_VARIANTS = 32, MATRIX_MAX_THREAD_ARGS = 16, MATRIX_MAX_REPS = 1000 };
 
+enum { MATRIX_MAX_PEERS = 3 };
+
+/* --peers: which frameworks run beside the variants (matrix_peers.h). */
+typedef struct matrix_peers {
+    const char *names[MATRIX_MAX_PEERS]; /* torch, onnxruntime, openvino */
+    int n;
+    const char *python; /* the peers' interpreter (.venv-peers/bin/python3) */
+    const char *worker; /* scripts/peers/worker.py */
+    int rounds;         /* alternating rounds per cell */
+} matrix_peers;
+
 typedef struct matrix_opts {
     int preset;
     const attn_variant *variants[MATRIX_MAX_VARIANTS];
@@ -30,7 +41,8 @@ typedef struct matrix_opts {
     size_t bw_bytes;
     regex_t filter;
     int has_filter;
-    long llc_bytes; /* memory-bound cells rotate inputs past it */
+    long llc_bytes;     /* memory-bound cells rotate inputs past it */
+    matrix_peers peers; /* peers.n = 0: none */
 } matrix_opts;
 
 /* One cell to run: a variant on a case. */

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "matrix.h"
+#include "matrix_peers.h"
 
 static void matrix_help(void)
 {
@@ -102,6 +103,21 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
             if (r < 0)
                 return -1;
             o->peak_file = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peers", &value)) != 0) {
+            if (r < 0 || matrix_peers_parse(value, &o->peers) != 0)
+                return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peer-python", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            o->peers.python = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peer-worker", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            o->peers.worker = value;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--peer-rounds", &value)) != 0) {
+            if (r < 0 || cli_parse_long("matrix", "--peer-rounds", value, 1, 100, &x) != 0)
+                return -1;
+            o->peers.rounds = (int)x;
         } else if ((r = cli_flag_value(argc, argv, &i, "--bw-mib", &value)) != 0) {
             if (r < 0 || cli_parse_long("matrix", "--bw-mib", value, 1, 1 << 20, &x) != 0)
                 return -1;

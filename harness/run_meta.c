@@ -116,7 +116,7 @@ static void write_roof_exceeded(FILE *f, const attn_result_row *rows, int n)
 }
 
 int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
-                    const attn_result_row *rows, int n, char *err, size_t cap)
+                    const attn_result_row *rows, int n, const char *peers, char *err, size_t cap)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -170,6 +170,8 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
     fprintf(f, ",\n  \"peak\": ");
     attn_peak_write_json(f, pk, 2);
     write_roof_exceeded(f, rows, n);
+    if (peers && peers[0])
+        fprintf(f, ",\n  \"peers\": %s", peers);
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) {
         snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));

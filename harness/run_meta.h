@@ -16,8 +16,11 @@ void attn_meta_path(const char *csv_path, char *out, size_t cap);
  * "roof_exceeded" (the roof under-measures the CPU; the page says so).
  * Returns 0, or -1 with `err` naming the path. */
 struct attn_result_row;
+/* `peers` (may be NULL) is a JSON object of the peers' library versions,
+ * {"torch": "2.15.0", ...}, written as "peers". */
 int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
-                    const struct attn_result_row *rows, int n, char *err, size_t cap);
+                    const struct attn_result_row *rows, int n, const char *peers, char *err,
+                    size_t cap);
 
 /* "GNU 12.2.0" etc., for reports. */
 const char *attn_meta_compiler(void);

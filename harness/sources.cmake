@@ -33,6 +33,7 @@ set(ATTNBENCH_SOURCES
   harness/cmd_matrix.c
   harness/matrix_args.c
   harness/matrix_cell.c
+  harness/matrix_peers.c
 )
 find_package(benchmark REQUIRED)
 find_package(Threads REQUIRED)
@@ -64,3 +65,6 @@ add_executable(attnbench harness/main.c)
 target_link_libraries(attnbench PRIVATE attnbench_core)
 # The shim is C++: link with the C++ driver so libstdc++ comes along.
 set_target_properties(attnbench PROPERTIES LINKER_LANGUAGE CXX)
+# Where matrix --peers finds the peers' environment and worker by default.
+set_source_files_properties(harness/cmd_matrix.c PROPERTIES COMPILE_DEFINITIONS
+  "ATTN_PEER_PYTHON=\"${PROJECT_SOURCE_DIR}/.venv-peers/bin/python3\";ATTN_PEER_WORKER=\"${PROJECT_SOURCE_DIR}/scripts/peers/worker.py\"")

@@ -1,0 +1,297 @@
+/* The peers in the matrix (matrix_peers.h). Why it is done this way:
+ *  - one worker process per peer, started once and used for every cell, one
+ *    peer at a time: two libraries' thread pools in one process (or two
+ *    processes busy at once) distort each other by up to a third;
+ *  - the peer and the fastest attnbench variant of the cell are timed in
+ *    alternating rounds (variant, peer, variant, peer, ...), so a drift of
+ *    the machine hits both; the row keeps the peer's median and, beside it,
+ *    the variant's median over the same rounds (paired_time_ns_median);
+ *  - inputs are the variant's own (N(0,1), seed 1), copied once into the
+ *    shared buffer; the peer builds its layout outside any timing, and the
+ *    output of its untimed first call is checked against the reference with
+ *    the same metrics as a variant's. A peer beyond rule A is a finding (the
+ *    row's status is failed, the page shows it), never a crash. */
+#include "matrix_peers.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "cases.h"
+#include "peer_client.h"
+#include "perf_cell.h"
+#include "timer.h"
+
+static const char *const known_peers[MATRIX_MAX_PEERS] = {"torch", "onnxruntime", "openvino"};
+
+/* Seconds one round of one side aims at, and the cap on calls per round:
+ * short enough that several rounds alternate within a second or two. */
+static const double round_seconds = 0.05;
+enum { MAX_REPS_PER_ROUND = 50, EMPTY_REPS = 50, SETUP_TIMEOUT_MS = 300000 };
+
+/* Rule A's c_exp and rescale block for a library whose internals we do not
+ * know: ACCURACY.md's default exp error (4 ulps) and a rescale every 16
+ * keys (finer than any peer's key block: a bound that is safe, if loose). */
+static const attn_variant peer_judge = {
+    .name = "peer", .description = "a peer library", .exp_ulps = 4, .kv_block = 16};
+
+int matrix_peers_parse(const char *list, matrix_peers *p)
+{
+    p->n = 0;
+    if (strcmp(list, "all") == 0) {
+        for (int i = 0; i < MATRIX_MAX_PEERS; i++)
+            p->names[p->n++] = known_peers[i];
+        return 0;
+    }
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *save = NULL, *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < MATRIX_MAX_PEERS; i++)
+            if (strcmp(w, known_peers[i]) == 0)
+                found = i;
+        if (found < 0) {
+            fprintf(stderr,
+                    "matrix: --peers '%s': '%s' is not a peer (torch, onnxruntime, "
+                    "openvino or all)\n",
+                    list, w);
+            return -1;
+        }
+        int dup = 0;
+        for (int i = 0; i < p->n; i++)
+            dup |= p->names[i] == known_peers[found];
+        if (!dup)
+            p->names[p->n++] = known_peers[found];
+    }
+    if (p->n == 0) {
+        fprintf(stderr, "matrix: --peers '%s' names no peer\n", list);
+        return -1;
+    }
+    return 0;
+}
+
+/* The fastest ok variant row of the run on this shape and thread count. */
+static const attn_result_row *best_variant(const attn_results_file *rf, const attn_perf_case *pc)
+{
+    const attn_result_row *best = NULL;
+    for (int i = 0; i < rf->n_rows; i++) {
+        const attn_result_row *r = &rf->rows[i];
+        const attn_shape *s = &r->shape, *t = &pc->shape;
+        if (r->kind != ATTN_ROW_VARIANT || r->status != ATTN_ROW_OK || r->threads != pc->threads ||
+            !isfinite(r->time_ns_median) || s->batch != t->batch || s->heads_q != t->heads_q ||
+            s->heads_kv != t->heads_kv || s->n_q != t->n_q || s->n_kv != t->n_kv ||
+            s->d_k != t->d_k || s->d_v != t->d_v || s->causal != t->causal)
+            continue;
+        if (!best || r->time_ns_median < best->time_ns_median)
+            best = r;
+    }
+    return best;
+}
+
+static void peer_row_init(attn_result_row *row, const char *peer, const attn_perf_case *pc,
+                          const attn_peak *pk)
+{
+    attn_result_row_init(row);
+    attn_case c = {pc->shape, DATA_NORMAL};
+    attn_case_name(peer, &c, row->case_name, sizeof row->case_name);
+    snprintf(row->variant, sizeof row->variant, "%s", peer);
+    row->kind = ATTN_ROW_PEER;
+    row->shape = pc->shape;
+    row->threads = pc->threads;
+    snprintf(row->limit, sizeof row->limit, "%s",
+             attn_perf_bandwidth_bound(&pc->shape) ? "bandwidth" : "fma");
+    row->peak_gflops = attn_peak_fma_for(pk, pc->threads);
+    row->peak_gbytes_per_s = attn_peak_read_for(pk, pc->threads);
+}
+
+static double median_ns(const int64_t *ns, int n, double *lo, double *hi)
+{
+    double *x = malloc(sizeof *x * (size_t)(n ? n : 1));
+    if (!x)
+        return NAN;
+    *lo = INFINITY;
+    *hi = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)ns[i];
+        *lo = x[i] < *lo ? x[i] : *lo;
+        *hi = x[i] > *hi ? x[i] : *hi;
+    }
+    double m = attn_median(x, n);
+    free(x);
+    return m;
+}
+
+/* The peer's output (its untimed first call) against the reference. */
+static void check_peer_output(const attn_perf_cell *cell, const attn_peer_buffer *buf, int threads,
+                              int all, attn_result_row *row)
+{
+    attn_problem p = attn_problem_make(&cell->shape, cell->q, cell->k, cell->v, NULL);
+    p.threads = threads;
+    omp_set_num_threads(all);
+    attn_err_stats st;
+    int64_t stride = 1;
+    double flops = attn_perf_flops(&cell->shape);
+    if (flops > 2e8)
+        stride = (int64_t)ceil(flops / 2e8) | 1;
+    if (attn_check_output(&peer_judge, &p, buf->o, stride, &st) != ATTN_OK) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
+        return;
+    }
+    row->max_err_u = st.e_m;
+    row->max_err_d_u = st.e_d;
+    row->bound_u = st.bound_u;
+    row->nmse = attn_err_nmse(&st);
+    if (st.failures)
+        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
+}
+
+typedef struct timing {
+    int64_t *peer, *variant;
+    int n_peer, n_variant;
+} timing;
+
+/* Rounds of (variant x k, peer x k), k from the variant's time. */
+static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double variant_ns,
+                     timing *t, char *err, size_t cap)
+{
+    int k = (int)ceil(round_seconds * 1e9 / (variant_ns > 1 ? variant_ns : 1));
+    k = k < 1 ? 1 : k > MAX_REPS_PER_ROUND ? MAX_REPS_PER_ROUND : k;
+    t->peer = calloc((size_t)(rounds * k), sizeof *t->peer);
+    t->variant = calloc((size_t)(rounds * k), sizeof *t->variant);
+    t->n_peer = t->n_variant = 0;
+    if (!t->peer || !t->variant) {
+        snprintf(err, cap, "out of memory for the timings");
+        return -1;
+    }
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; cell && i < k; i++) {
+            int64_t t0 = attn_now_ns();
+            if (attn_perf_cell_run(cell) != ATTN_OK) {
+                snprintf(err, cap, "the paired variant failed in timing");
+                return -1;
+            }
+            t->variant[t->n_variant++] = attn_now_ns() - t0;
+        }
+        int rc = attn_peer_time(peer, k, SETUP_TIMEOUT_MS, t->peer + t->n_peer, err, cap);
+        if (rc != ATTN_PEER_OK)
+            return -1;
+        t->n_peer += k;
+    }
+    return 0;
+}
+
+/* One peer on one cell: setup (skip?), accuracy, alternating rounds. */
+static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_peer *peer,
+                          const attn_perf_case *pc, const attn_result_row *best, int all,
+                          attn_result_row *row)
+{
+    char err[400] = "";
+    attn_perf_cell cell;
+    const attn_variant *v = best ? attn_find_variant(best->variant) : attn_find_variant("naive");
+    if (attn_perf_cell_setup(&cell, v, &pc->shape, pc->threads, o->llc_bytes, err, sizeof err) !=
+        0) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "inputs: %s", err);
+        return;
+    }
+    attn_peer_buffer buf;
+    attn_shape resolved = cell.shape;
+    resolved.scale = cell.problem.scale;
+    attn_peer_types f32 = {ATTN_PEER_F32, ATTN_PEER_F32, ATTN_PEER_F32};
+    if (attn_peer_buffer_create(&buf, &resolved, f32, NULL, err, sizeof err) != ATTN_PEER_OK) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "shared buffer: %s", err);
+        attn_perf_cell_free(&cell);
+        return;
+    }
+    memcpy(buf.q, cell.q, sizeof(float) * attn_q_elems(&cell.shape));
+    memcpy(buf.k, cell.k, sizeof(float) * attn_kv_elems(&cell.shape, cell.shape.d_k));
+    memcpy(buf.v, cell.v, sizeof(float) * attn_kv_elems(&cell.shape, cell.shape.d_v));
+    int rc = attn_peer_setup(peer, &buf, pc->threads, SETUP_TIMEOUT_MS, row->peer_op,
+                             sizeof row->peer_op, err, sizeof err);
+    timing t = {0};
+    if (rc == ATTN_PEER_SKIP) {
+        attn_result_row_set(row, ATTN_ROW_SKIPPED, "%s", err);
+    } else if (rc != ATTN_PEER_OK) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "setup: %s", err);
+    } else {
+        check_peer_output(&cell, &buf, pc->threads, all, row);
+        int64_t empty[EMPTY_REPS];
+        double lo, hi;
+        if (attn_peer_empty(peer, EMPTY_REPS, SETUP_TIMEOUT_MS, empty, err, sizeof err) ==
+            ATTN_PEER_OK)
+            row->overhead_ns = median_ns(empty, EMPTY_REPS, &lo, &hi);
+        omp_set_num_threads(pc->threads);
+        if (alternate(peer, best ? &cell : NULL, peers->rounds, best ? best->time_ns_median : 1e6,
+                      &t, err, sizeof err) != 0) {
+            attn_result_row_set(row, ATTN_ROW_FAILED, "timing: %s", err);
+        } else {
+            row->time_ns_median = median_ns(t.peer, t.n_peer, &row->time_ns_min, &row->time_ns_max);
+            row->repetitions = t.n_peer;
+            if (best && t.n_variant) {
+                snprintf(row->paired_variant, sizeof row->paired_variant, "%s", best->variant);
+                row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
+            }
+            row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
+            row->gbytes_per_s = attn_perf_bytes(&pc->shape) / row->time_ns_median;
+            matrix_judge_roof(row);
+        }
+    }
+    free(t.peer);
+    free(t.variant);
+    attn_peer_buffer_close(&buf, NULL, 0);
+    attn_perf_cell_free(&cell);
+}
+
+static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_results_file *rf)
+{
+    if (o->has_filter && regexec(&o->filter, row->case_name, 0, NULL, 0) != 0)
+        return 0;
+    return !attn_results_has(rf, row->case_name, row->threads);
+}
+
+int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
+                     int n, const attn_results_file *rf, const attn_peak *pk, int all,
+                     matrix_emit_fn emit, void *ctx, char *versions, size_t cap)
+{
+    size_t used = (size_t)snprintf(versions, cap, "{");
+    for (int pi = 0; pi < peers->n; pi++) {
+        const char *name = peers->names[pi];
+        int todo = 0;
+        for (int ci = 0; ci < n; ci++) {
+            attn_result_row row;
+            peer_row_init(&row, name, &cases[ci], pk);
+            todo += wanted(o, &row, rf);
+        }
+        if (!todo)
+            continue;
+        printf("matrix: peer %s: %d cells, in a process of its own\n", name, todo);
+        fflush(stdout);
+        attn_peer_opts po = {peers->python, peers->worker, name, 0};
+        attn_peer *peer = NULL;
+        char why[400] = "";
+        int started = attn_peer_start(&po, &peer, why, sizeof why);
+        if (started == ATTN_PEER_OK && used < cap)
+            used += (size_t)snprintf(versions + used, cap - used, "%s\"%s\": \"%s\"",
+                                     used > 1 ? ", " : "", name, attn_peer_version(peer));
+        for (int ci = 0; ci < n; ci++) {
+            attn_result_row row;
+            peer_row_init(&row, name, &cases[ci], pk);
+            if (!wanted(o, &row, rf))
+                continue;
+            if (started != ATTN_PEER_OK)
+                attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
+            else
+                run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all, &row);
+            if (emit(ctx, &row) != 0) {
+                attn_peer_close(peer, NULL, 0);
+                return -1;
+            }
+        }
+        attn_peer_close(peer, NULL, 0);
+    }
+    if (used < cap)
+        snprintf(versions + used, cap - used, "}");
+    return 0;
+}

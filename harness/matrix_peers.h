@@ -1,0 +1,27 @@
+/* The peers in the matrix: PyTorch, ONNX Runtime and OpenVINO attention,
+ * each in a worker process of its own (harness/peer_client.h), timed on
+ * every (shape, threads) cell of the run in alternating rounds with the
+ * fastest attnbench variant of that cell, and checked against the double
+ * reference like a variant. One CSV row per peer and cell (kind = peer). */
+#ifndef ATTN_MATRIX_PEERS_H
+#define ATTN_MATRIX_PEERS_H
+
+#include "matrix.h"
+#include "results_csv.h"
+
+/* Parses "torch,onnxruntime" or "all" into `p`. -1 (message printed) on a
+ * name that is not a peer. */
+int matrix_peers_parse(const char *list, matrix_peers *p);
+
+/* Writes a row through `emit` (0 or -1 to stop the run). */
+typedef int (*matrix_emit_fn)(void *ctx, const attn_result_row *row);
+
+/* Runs every peer on every cell of `cases` (n of them) not yet in `rf`,
+ * pairing it with the fastest ok variant row of `rf` on that cell.
+ * `versions` receives {"torch": "2.15.0", ...} as a JSON object (cap
+ * bytes). Returns 0, or -1 when emit failed or the run was interrupted. */
+int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
+                     int n, const attn_results_file *rf, const attn_peak *pk, int all,
+                     matrix_emit_fn emit, void *ctx, char *versions, size_t cap);
+
+#endif
