@@ -97,4 +97,28 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent);
  * (its "peak" member) into `pk`. Returns 0, or -1 with `err` set. */
 int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap);
 
+/* The JSON reader under attn_peak_read_json, for other small documents
+ * (the peer workers' replies): it walks one JSON value and hands every
+ * scalar to `visit` with its path of keys ("[]" for an array element).
+ * Limits: 8 levels, keys cut at 63 bytes, strings at 1023; an escape keeps
+ * the escaped character, \uXXXX becomes '?'. */
+enum { ATTN_JSON_MAX_DEPTH = 8, ATTN_JSON_MAX_KEY = 64, ATTN_JSON_MAX_TEXT = 1024 };
+typedef enum attn_json_kind {
+    ATTN_JSON_NUMBER,
+    ATTN_JSON_STRING,
+    ATTN_JSON_TRUE,
+    ATTN_JSON_FALSE,
+    ATTN_JSON_NULL
+} attn_json_kind;
+typedef struct attn_json_value {
+    attn_json_kind kind;
+    double number;    /* ATTN_JSON_NUMBER */
+    const char *text; /* ATTN_JSON_STRING; valid during the call only */
+} attn_json_value;
+typedef void (*attn_json_visitor)(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int depth,
+                                  const attn_json_value *v);
+/* Returns 0, or -1 with `err` set ("expected ':' at byte 12"). */
+int attn_json_walk(const char *text, size_t len, attn_json_visitor visit, void *ctx, char *err,
+                   size_t cap);
+
 #endif

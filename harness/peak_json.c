@@ -3,9 +3,10 @@
  *    "exp_gelem_per_s": {"expf": {"1": 0.4}, ...},
  *    "read_gbytes_per_s": {"1": 20.1, "2": 30.2},
  *    "triad_gbytes_per_s": {"1": 15.0, "2": 22.0}}
- * The reader is a small recursive-descent JSON parser that hands every
- * number to a visitor with its path of keys; it accepts the object at the
- * top level or as the "peak" member of a sidecar .meta.json. */
+ * The reader is a small recursive-descent JSON parser (attn_json_walk, also
+ * used by the peer client) that hands every scalar to a visitor with its
+ * path of keys; it accepts the peak object at the top level or as the
+ * "peak" member of a sidecar .meta.json. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -85,15 +86,15 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
 
 /* ---- reading ---- */
 
-enum { MAX_DEPTH = 8, MAX_KEY = 64 };
-
+/* The generic walker (peak.h): every scalar goes to the visitor with its
+ * path of keys. */
 typedef struct json_parser {
     const char *start, *p, *end;
-    char path[MAX_DEPTH][MAX_KEY];
+    char path[ATTN_JSON_MAX_DEPTH][ATTN_JSON_MAX_KEY];
     int depth;
-    attn_peak *pk;
-    const char *prefix; /* "" or "peak": where the peak object sits */
-    int found;          /* numbers taken */
+    attn_json_visitor visit;
+    void *ctx;
+    char text[ATTN_JSON_MAX_TEXT]; /* the string value being handed over */
     char *err;
     size_t cap;
     int failed;
@@ -142,57 +143,11 @@ static int parse_string(json_parser *j, char *out, size_t cap)
     return 0;
 }
 
-static int thread_key(const char *s)
+static void visit(json_parser *j, attn_json_kind kind, double number, const char *text)
 {
-    char *end;
-    long t = strtol(s, &end, 10);
-    return *s && !*end && t >= 1 && t <= 1 << 20 ? (int)t : -1;
-}
-
-/* A number at the current path: keep it if the path names a peak figure. */
-static void take_number(json_parser *j, double x)
-{
-    int base = j->prefix[0] ? 1 : 0;
-    if (base && (j->depth < 1 || strcmp(j->path[0], j->prefix) != 0))
-        return;
-    int n = j->depth - base;
-    const char *k[MAX_DEPTH] = {0};
-    for (int i = 0; i < n; i++)
-        k[i] = j->path[base + i];
-    int threads = n >= 2 ? thread_key(k[n - 1]) : -1;
-    if (threads < 0)
-        return;
-    if (n == 3 && strcmp(k[0], "fma_gflops") == 0) {
-        for (int i = 0; i < ATTN_ISA_COUNT; i++)
-            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
-                int ti = attn_peak_add_threads(j->pk, threads);
-                if (ti >= 0)
-                    j->pk->fma_gflops[i][ti] = x, j->found++;
-            }
-    } else if (n == 3 && strcmp(k[0], "fma_chains") == 0) {
-        for (int i = 0; i < ATTN_ISA_COUNT; i++)
-            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
-                int ti = attn_peak_add_threads(j->pk, threads);
-                if (ti >= 0 && x >= 1 && x <= 64)
-                    j->pk->fma_chains[i][ti] = (int)x;
-            }
-    } else if (n == 3 && strcmp(k[0], "exp_gelem_per_s") == 0) {
-        for (int e = 0; e < ATTN_EXP_COUNT; e++)
-            if (strcmp(k[1], attn_exp_name((attn_exp_kind)e)) == 0) {
-                int ti = attn_peak_add_threads(j->pk, threads);
-                if (ti >= 0)
-                    j->pk->exp_gelem_per_s[e][ti] = x, j->found++;
-            }
-    } else if (n == 2 && (strcmp(k[0], "read_gbytes_per_s") == 0 ||
-                          strcmp(k[0], "triad_gbytes_per_s") == 0)) {
-        int ti = attn_peak_add_threads(j->pk, threads);
-        if (ti >= 0) {
-            if (k[0][0] == 'r')
-                j->pk->read_gbytes_per_s[ti] = x;
-            else
-                j->pk->triad_gbytes_per_s[ti] = x;
-            j->found++;
-        }
+    if (j->visit) {
+        attn_json_value v = {kind, number, text};
+        j->visit(j->ctx, (const char(*)[ATTN_JSON_MAX_KEY])j->path, j->depth, &v);
     }
 }
 
@@ -203,11 +158,11 @@ static void parse_value(json_parser *j);
  * when `close` ended the container or parsing failed. */
 static int parse_member(json_parser *j, const char *name, char close)
 {
-    if (j->depth >= MAX_DEPTH) {
+    if (j->depth >= ATTN_JSON_MAX_DEPTH) {
         fail(j, "nested too deeply");
         return 0;
     }
-    snprintf(j->path[j->depth++], MAX_KEY, "%s", name);
+    snprintf(j->path[j->depth++], ATTN_JSON_MAX_KEY, "%s", name);
     parse_value(j);
     j->depth--;
     skip_ws(j);
@@ -233,7 +188,7 @@ static void parse_object(json_parser *j)
     }
     while (!j->failed) {
         skip_ws(j);
-        char key[MAX_KEY];
+        char key[ATTN_JSON_MAX_KEY];
         if (parse_string(j, key, sizeof key) != 0)
             return;
         skip_ws(j);
@@ -272,12 +227,17 @@ static void parse_value(json_parser *j)
     } else if (c == '[') {
         parse_array(j);
     } else if (c == '"') {
-        char ignored[8];
-        parse_string(j, ignored, sizeof ignored);
-    } else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0) {
+        if (parse_string(j, j->text, sizeof j->text) == 0)
+            visit(j, ATTN_JSON_STRING, 0, j->text);
+    } else if (strncmp(j->p, "true", 4) == 0) {
         j->p += 4;
+        visit(j, ATTN_JSON_TRUE, 0, NULL);
+    } else if (strncmp(j->p, "null", 4) == 0) {
+        j->p += 4;
+        visit(j, ATTN_JSON_NULL, 0, NULL);
     } else if (strncmp(j->p, "false", 5) == 0) {
         j->p += 5;
+        visit(j, ATTN_JSON_FALSE, 0, NULL);
     } else {
         char *end;
         double x = strtod(j->p, &end);
@@ -286,7 +246,89 @@ static void parse_value(json_parser *j)
             return;
         }
         j->p = end;
-        take_number(j, x);
+        visit(j, ATTN_JSON_NUMBER, x, NULL);
+    }
+}
+
+int attn_json_walk(const char *text, size_t len, attn_json_visitor visitor, void *ctx, char *err,
+                   size_t cap)
+{
+    json_parser j = {.start = text,
+                     .p = text,
+                     .end = text + len,
+                     .visit = visitor,
+                     .ctx = ctx,
+                     .err = err,
+                     .cap = cap};
+    parse_value(&j);
+    skip_ws(&j);
+    if (!j.failed && j.p != j.end)
+        fail(&j, "trailing characters");
+    return j.failed ? -1 : 0;
+}
+
+/* The peak visitor: a number whose path names a peak figure is kept. */
+typedef struct peak_reader {
+    attn_peak *pk;
+    const char *prefix; /* "" or "peak": where the peak object sits */
+    int found;          /* numbers taken */
+} peak_reader;
+
+static int thread_key(const char *s)
+{
+    char *end;
+    long t = strtol(s, &end, 10);
+    return *s && !*end && t >= 1 && t <= 1 << 20 ? (int)t : -1;
+}
+
+static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int depth,
+                        const attn_json_value *v)
+{
+    peak_reader *r = ctx;
+    if (v->kind != ATTN_JSON_NUMBER)
+        return;
+    const double x = v->number;
+    int base = r->prefix[0] ? 1 : 0;
+    if (base && (depth < 1 || strcmp(path[0], r->prefix) != 0))
+        return;
+    int n = depth - base;
+    const char *k[ATTN_JSON_MAX_DEPTH] = {0};
+    for (int i = 0; i < n; i++)
+        k[i] = path[base + i];
+    int threads = n >= 2 ? thread_key(k[n - 1]) : -1;
+    if (threads < 0)
+        return;
+    if (n == 3 && strcmp(k[0], "fma_gflops") == 0) {
+        for (int i = 0; i < ATTN_ISA_COUNT; i++)
+            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
+                int ti = attn_peak_add_threads(r->pk, threads);
+                if (ti >= 0)
+                    r->pk->fma_gflops[i][ti] = x, r->found++;
+            }
+    } else if (n == 3 && strcmp(k[0], "fma_chains") == 0) {
+        for (int i = 0; i < ATTN_ISA_COUNT; i++)
+            if (strcmp(k[1], attn_isa_name((attn_isa)i)) == 0) {
+                int ti = attn_peak_add_threads(r->pk, threads);
+                if (ti >= 0 && x >= 1 && x <= 64)
+                    r->pk->fma_chains[i][ti] = (int)x;
+            }
+    } else if (n == 3 && strcmp(k[0], "exp_gelem_per_s") == 0) {
+        for (int e = 0; e < ATTN_EXP_COUNT; e++)
+            if (strcmp(k[1], attn_exp_name((attn_exp_kind)e)) == 0) {
+                int ti = attn_peak_add_threads(r->pk, threads);
+                if (ti >= 0)
+                    r->pk->exp_gelem_per_s[e][ti] = x, r->found++;
+            }
+    } else if (n == 2 && (strcmp(k[0], "read_gbytes_per_s") == 0 ||
+                          strcmp(k[0], "triad_gbytes_per_s") == 0)) {
+        int ti = attn_peak_add_threads(r->pk, threads);
+        if (ti >= 0) {
+            if (k[0][0] == 'r')
+                r->pk->read_gbytes_per_s[ti] = x;
+            else
+                r->pk->triad_gbytes_per_s[ti] = x;
+            r->found++;
+        }
     }
 }
 
@@ -333,25 +375,15 @@ int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap)
     const char *prefixes[] = {"peak", ""};
     int rc = -1;
     for (int i = 0; i < 2 && rc != 0; i++) {
-        json_parser j = {.start = text,
-                         .p = text,
-                         .end = text + len,
-                         .pk = pk,
-                         .prefix = prefixes[i],
-                         .err = err,
-                         .cap = cap};
+        peak_reader r = {.pk = pk, .prefix = prefixes[i]};
         attn_peak_init(pk);
-        parse_value(&j);
-        skip_ws(&j);
-        if (!j.failed && j.p != j.end)
-            fail(&j, "trailing characters");
-        if (j.failed) {
+        if (attn_json_walk(text, len, take_number, &r, err, cap) != 0) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", err);
             snprintf(err, cap, "'%s' is not valid JSON: %s", path, msg);
             break;
         }
-        if (j.found > 0)
+        if (r.found > 0)
             rc = 0;
     }
     if (rc != 0 && err[0] == '\0')

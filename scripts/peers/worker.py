@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""A peer worker: one attention library in a process of its own, driven over
+stdin/stdout JSON lines by harness/peer_client.c (docs/peers.md).
+
+    python scripts/peers/worker.py PEER        PEER: torch | onnxruntime | openvino
+"""
+
+import importlib
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import protocol  # noqa: E402
+from layout import ProblemError, Shape, SharedBuffer  # noqa: E402
+from protocol import Skip  # noqa: E402
+
+PEERS = {"torch": "peer_torch", "onnxruntime": "peer_onnxruntime", "openvino": "peer_openvino"}
+
+
+class Worker:
+    def __init__(self, name, module, channel):
+        self.name = name
+        self.module = module
+        self.channel = channel
+        self.adapter = None
+        self.buffer = None
+
+    def reply(self, obj):
+        protocol.send(self.channel, obj)
+
+    def drop(self):
+        self.adapter = None  # its tensors may be views of the buffer: release first
+        if self.buffer is not None:
+            self.buffer.close()
+            self.buffer = None
+
+    def setup(self, req):
+        self.drop()
+        shape = Shape.from_json(req.get("shape"))
+        threads = req.get("threads")
+        if not isinstance(threads, int) or threads < 1:
+            raise ProblemError(f"threads = {threads!r} must be a whole number >= 1")
+        self.buffer = SharedBuffer(req.get("buffer"), shape, req.get("types"), req.get("offsets"))
+        adapter = self.module.Adapter(shape, self.buffer.types, threads)
+        op = adapter.build(self.buffer)
+        adapter.call()  # the untimed call whose output goes back to the client
+        self.buffer.write_o(adapter.output(), already_storage=True)
+        self.adapter = adapter
+        return {"ok": True, "op": op}
+
+    def timed(self, req, empty):
+        reps = req.get("reps")
+        if not isinstance(reps, int) or reps < 1:
+            raise ProblemError(f"reps = {reps!r} must be a whole number >= 1")
+        if empty:
+            return {"ok": True, "ns": protocol.timed_calls(protocol.empty_call, reps)}
+        if self.adapter is None:
+            raise ProblemError("'time' before a successful 'setup'")
+        with self.adapter.timing_context():
+            ns = protocol.timed_calls(self.adapter.call, reps)
+        return {"ok": True, "ns": ns}
+
+    def handle(self, line):
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            return {"ok": False, "error": f"request is not JSON: {e}"}
+        cmd = req.get("cmd") if isinstance(req, dict) else None
+        try:
+            if cmd == "setup":
+                return self.setup(req)
+            if cmd in ("time", "empty"):
+                return self.timed(req, cmd == "empty")
+            return {"ok": False, "error": f"unknown cmd {cmd!r}"}
+        except Skip as e:
+            self.drop()
+            return {"ok": False, "skip": str(e)}
+        except ProblemError as e:
+            self.drop()
+            return {"ok": False, "error": str(e)}
+        except Exception as e:  # the library's own failure: tell the client, stay up
+            self.drop()
+            traceback.print_exc(file=sys.stderr)
+            return {"ok": False, "error": f"{self.name}: {type(e).__name__}: {e}"}
+
+    def serve(self, stdin):
+        for line in stdin:
+            if not line.strip():
+                continue
+            if _is_quit(line):
+                break
+            self.reply(self.handle(line))
+        self.drop()
+
+
+def _is_quit(line):
+    try:
+        req = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(req, dict) and req.get("cmd") == "quit"
+
+
+def main(argv):
+    channel = protocol.claim_stdout()
+    name = argv[1] if len(argv) == 2 else None
+    if name not in PEERS:
+        protocol.send(channel, {"hello": name, "ok": False,
+                                "reason": f"usage: worker.py PEER, PEER one of {', '.join(PEERS)}"})
+        return 0
+    module = importlib.import_module(PEERS[name])
+    # Spin-waiting off before the library loads: its thread pool reads these
+    # once, at start-up. A spinning pool would burn the other engineers'
+    # cores between calls and flatter or ruin the timings by turns.
+    os.environ.update(module.ENV)
+    try:
+        version = module.load()
+    except Exception as e:  # ImportError, or a broken shared library
+        protocol.send(channel, {"hello": name, "ok": False, "reason": f"cannot import {name}: {e}"})
+        return 0
+    protocol.send(channel, {"hello": name, "ok": True, "version": version, "pid": os.getpid()})
+    Worker(name, module, channel).serve(sys.stdin)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
