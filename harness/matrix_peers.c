@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "accuracy.h"
 #include "cases.h"
@@ -153,6 +154,15 @@ typedef struct timing {
     int n_peer, n_variant;
 } timing;
 
+/* Between the two sides: a thread pool that spin-waits after its last call
+ * (OpenMP's, TBB's) would steal the cores the other side's threads need;
+ * a short untimed pause lets it go to sleep first. */
+static void settle(void)
+{
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+}
+
 /* Rounds of (variant x k, peer x k), k from the variant's time. */
 static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double variant_ns,
                      timing *t, char *err, size_t cap)
@@ -167,6 +177,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double v
         return -1;
     }
     for (int r = 0; r < rounds; r++) {
+        settle();
         for (int i = 0; cell && i < k; i++) {
             int64_t t0 = attn_now_ns();
             if (attn_perf_cell_run(cell) != ATTN_OK) {
@@ -175,6 +186,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double v
             }
             t->variant[t->n_variant++] = attn_now_ns() - t0;
         }
+        settle();
         int rc = attn_peer_time(peer, k, SETUP_TIMEOUT_MS, t->peer + t->n_peer, err, cap);
         if (rc != ATTN_PEER_OK)
             return -1;

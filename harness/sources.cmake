@@ -34,6 +34,7 @@ set(ATTNBENCH_SOURCES
   harness/matrix_args.c
   harness/matrix_cell.c
   harness/matrix_peers.c
+  harness/peer_client.c
 )
 find_package(benchmark REQUIRED)
 find_package(Threads REQUIRED)

@@ -244,6 +244,38 @@ def plot_speedup(rows, threads, baseline):
                 f"{ab.plural_threads(threads)}", panels)
 
 
+def peer_ratio(row):
+    """Peer time / the fastest attnbench variant's time over the same
+    alternating rounds (> 1: attnbench faster); None without a pairing."""
+    paired = row.get("paired_time_ns_median")
+    if not ab.is_finite(paired) or paired <= 0 or not ab.has_timing(row):
+        return None
+    return row["time_ns_median"] / paired
+
+
+def plot_vs_peers(rows, threads):
+    panels = []
+    for family, frows in families(measured(rows, threads=threads)):
+        series = []
+        for peer in sorted({r["variant"] for r in frows if ab.is_peer(r)}):
+            points = sorted((r["n_kv"], peer_ratio(r)) for r in frows
+                            if r["variant"] == peer and peer_ratio(r) is not None)
+            if points:
+                series.append(Series(peer, [p[0] for p in points], [p[1] for p in points],
+                                     variant=peer))
+        if series:
+            series.append(reference("same speed", [x for s_ in series for x in s_.x], 1.0))
+            panels.append(Panel(family_title(family, frows), "keys n_kv",
+                                "peer time / attnbench's fastest (×)", series, xlog=True,
+                                ylog=True))
+    if not panels:
+        return f"no peer rows at {threads} threads (scripts/run_matrix.sh --peers)"
+    return Plot(f"vs_peers_t{threads}.png",
+                "attnbench's fastest variant vs each framework, timed in alternating rounds "
+                f"(peer time / attnbench time: above 1, attnbench is faster), "
+                f"{ab.plural_threads(threads)}", panels)
+
+
 def plot_thread_scaling(rows):
     prefill = measured(rows, "fma")
     if len({r["threads"] for r in prefill}) < 2:
@@ -361,6 +393,7 @@ def build_plots(rows):
         ("gflops_vs_n", plot_gflops_vs_n), ("pct_peak", plot_pct_peak),
         ("speedup_vs_naive", lambda rows_, t: plot_speedup(rows_, t, "naive")),
         ("speedup_vs_blas", lambda rows_, t: plot_speedup(rows_, t, "blas")),
+        ("vs_peers", plot_vs_peers),
     )
     for prefix, build in per_thread:
         for threads in views:

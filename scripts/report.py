@@ -166,8 +166,75 @@ def cell_sort_key(row):
     return (ab.shape_sort_key(row), row["threads"])
 
 
+def best_peer(peer_rows):
+    """The fastest peer row of a cell that has a pairing, or None."""
+    paired = [r for r in peer_rows if r.get("paired_time_ns_median") and ab.has_timing(r)
+              and ab.is_ok(r)]
+    return min(paired, key=lambda r: r["time_ns_median"]) if paired else None
+
+
+def vs_peer_text(peer):
+    if peer is None:
+        return "–"
+    return f"{ab.fmt_num(peer['time_ns_median'] / peer['paired_time_ns_median'])}× ({peer['variant']})"
+
+
+def section_peers(rows):
+    """Per cell: the fastest variant against the fastest framework, from
+    the rounds in which the two alternated."""
+    peers = [r for r in rows if ab.is_peer(r)]
+    if not peers:
+        return []
+    cells = {}
+    for r in peers:
+        cells.setdefault((ab.shape_of(r), r["threads"]), []).append(r)
+    table, wins = [], []
+    for key in sorted(cells, key=lambda k: cell_sort_key(cells[k][0])):
+        prow = cells[key]
+        best = best_peer(prow)
+        sample = prow[0]
+        by_peer = {r["variant"]: r for r in prow}
+        cols = []
+        for name in ("torch", "onnxruntime", "openvino"):
+            r = by_peer.get(name)
+            if r is None:
+                cols.append("–")
+            elif not ab.is_ok(r):
+                cols.append(f"{r['status']}: {r['reason'][:60]}")
+            else:
+                ratio = r["time_ns_median"] / r["paired_time_ns_median"] \
+                    if r.get("paired_time_ns_median") else None
+                cols.append(f"{ab.fmt_time_ns(r['time_ns_median'])}, "
+                            f"E_M {ab.fmt_num(r['max_err_u'])}u" +
+                            (f", {ab.fmt_num(ratio)}×" if ratio else ""))
+                if ratio is not None and ratio < 1:
+                    wins.append(f"{name} at {ab.shape_label(r)} on {ab.plural_threads(r['threads'])}"
+                                f" ({ab.fmt_num(1 / ratio)}× faster than {r['paired_variant']})")
+        table.append([ab.shape_label(sample), sample["threads"],
+                      best["paired_variant"] if best else "–",
+                      ab.fmt_time_ns(best["paired_time_ns_median"]) if best else "–",
+                      vs_peer_text(best)] + cols)
+    header = ["shape", "threads", "attnbench's fastest", "its time (paired)",
+              "vs best peer", "torch", "onnxruntime", "openvino"]
+    lines = ["## attnbench vs the frameworks", "",
+             "Each framework in a process of its own, its thread count set through its own "
+             "API, timed in rounds alternating with attnbench's fastest variant of the cell "
+             "(so a drift of the machine hits both); `vs best peer` is the fastest peer's "
+             "median time over that variant's median in the same rounds (above 1: attnbench "
+             "is faster). Each peer cell: its median time, its accuracy E_M against the same "
+             "double reference (rule A applied: a peer beyond it is listed as failed), and "
+             "its own ratio. What each peer called is in the CSV's `peer_op` column.",
+             "", ab.format_table(header, table, markdown=True)]
+    lines += ["", "Where a peer wins: " + ("; ".join(wins) + "." if wins else "nowhere.")]
+    return lines
+
+
 def section_best(rows):
-    measured = [r for r in rows if ab.is_ok(r) and ab.has_timing(r)]
+    measured = [r for r in rows if ab.is_ok(r) and ab.has_timing(r) and not ab.is_peer(r)]
+    peers_of = {}
+    for r in rows:
+        if ab.is_peer(r):
+            peers_of.setdefault((ab.shape_of(r), r["threads"]), []).append(r)
     if not measured:
         return ["## Best variant per shape", "", "No measured rows."]
     cells = {}
@@ -181,9 +248,11 @@ def section_best(rows):
                       ab.fmt_time_ns(best["time_ns_median"]), ab.fmt_num(best["gflops"]),
                       ab.fmt_num(best["gbytes_per_s"]), ab.fmt_num(best["pct_peak"]),
                       speedup_over(by_variant.get("naive"), best),
-                      speedup_over(by_variant.get("blas"), best)])
+                      speedup_over(by_variant.get("blas"), best),
+                      vs_peer_text(best_peer(peers_of.get((ab.shape_of(best), best["threads"]),
+                                                          [])))])
     header = ["shape", "threads", "limit", "best variant", "time (median)", "GFLOP/s", "GB/s",
-              "% of peak", "vs naive", "vs blas"]
+              "% of peak", "vs naive", "vs blas", "vs best peer"]
     return ["## Best variant per shape", "",
             "Fastest variant by median time among the cells with status ok. `% of peak` is "
             "against the FMA peak for `limit=fma` (prefill) and the read bandwidth for "
@@ -285,6 +354,7 @@ def build_report(results, out_path, plots_dir):
         section_machine(results.meta),
         section_peaks(results.meta, results.rows),
         section_best(results.rows),
+        section_peers(results.rows),
         section_accuracy(results.rows),
         section_not_ok(results.rows),
         section_plots(os.path.abspath(plots_dir), out_dir),

@@ -8,7 +8,7 @@ set -euo pipefail
 
 usage() {
     cat <<'USAGE'
-usage: scripts/run_matrix.sh [--full]
+usage: scripts/run_matrix.sh [--full] [--peers]
 
 Sets up or brings up to date (scripts/setup.sh, idempotent), then runs
 attnbench list, peak, verify and matrix --resume into results/<cpu-slug>/,
@@ -16,6 +16,11 @@ and draws the plots and README.md there. Safe to re-run: an interrupted
 matrix resumes, judged against the peak figures it started with.
 
   --full   run the full preset (default: quick)
+  --peers  also time and check PyTorch, ONNX Runtime and OpenVINO attention on
+           every cell, each in a process of its own (scripts/setup_peers.sh
+           makes .venv-peers/ from scripts/requirements-peers.txt: a few GB,
+           PyTorch's wheel brings CUDA libraries); a peer that cannot be
+           installed or imported is a visible skip in its rows
 
 Exit status: 0; 1 when verify or a matrix row failed (the plots and README
 are still written); else the status of the first step that failed (an
@@ -24,9 +29,11 @@ USAGE
 }
 
 preset=quick
+peers=0
 for arg in "$@"; do
     case "$arg" in
     --full) preset=full ;;
+    --peers) peers=1 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "error: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
     esac
@@ -41,6 +48,14 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "set-up (scripts/setup.sh)"
 bash scripts/setup.sh
+peer_args=()
+if ((peers)); then
+    step "peers' environment (scripts/setup_peers.sh)"
+    # A failed install is not fatal: the matrix then shows each peer's rows
+    # as skipped, with the reason the worker could not start.
+    bash scripts/setup_peers.sh || echo "warning: scripts/setup_peers.sh failed; peer rows will say why" >&2
+    peer_args=(--peers all --peer-python "$root/.venv-peers/bin/python3")
+fi
 
 slug=$("$bin" list --slug)
 if [[ -z $slug ]]; then
@@ -93,7 +108,8 @@ verify_status=0
 # matrix exits 1 when a row failed rule A: the results still get drawn.
 step "attnbench matrix --preset $preset"
 matrix_status=0
-"$bin" matrix --preset "$preset" "${peak_args[@]}" --out "$csv" --resume || matrix_status=$?
+"$bin" matrix --preset "$preset" "${peak_args[@]}" "${peer_args[@]}" --out "$csv" --resume ||
+    matrix_status=$?
 if [[ $matrix_status -ne 0 && $matrix_status -ne 1 ]]; then
     echo "error: attnbench matrix exited $matrix_status; run scripts/run_matrix.sh again to resume" >&2
     exit "$matrix_status"

@@ -52,7 +52,7 @@ static int line_has(const char *text, const char *what, const char *mark)
 int main(void)
 {
     check_tally t = {0, 0};
-    attn_result_row rows[8];
+    attn_result_row rows[12];
     int n = 0;
     rows[n++] = row("avx2", 8, 8, 4096, 4096, 128, 0, 2, 1e8, 90.0, "fma");
     rows[n++] = row("blas", 8, 8, 4096, 4096, 128, 0, 2, 3e8, 30.0, "fma");
@@ -78,6 +78,24 @@ int main(void)
     rows[n++].roof_exceeded = 1;
     char *both = report(rows, n);
     CHECK(&t, line_has(both, "decode 1x32768", "!"), "read roof exceeded: no verdict\n%s", both);
+    CHECK(&t, strstr(both, "vs best peer") == NULL, "no peer rows: no peer targets\n%s", both);
+
+    /* Peers: the fastest peer against the variant timed in the same rounds. */
+    rows[n] = row("torch", 8, 8, 4096, 4096, 128, 0, 2, 1.5e8, 60.0, "fma");
+    rows[n].kind = ATTN_ROW_PEER;
+    rows[n].paired_time_ns_median = 1.0e8; /* attnbench 1.5x faster */
+    snprintf(rows[n++].paired_variant, 32, "avx2");
+    rows[n] = row("openvino", 8, 8, 4096, 4096, 128, 1, 2, 0.9e8, 60.0, "fma");
+    rows[n].kind = ATTN_ROW_PEER;
+    rows[n].paired_time_ns_median = 1.0e8; /* the peer wins */
+    snprintf(rows[n++].paired_variant, 32, "avx2");
+    char *peers = report(rows, n);
+    CHECK(&t, line_has(peers, "vs best peer n=4096 h8 d128, 2 threads", "\u2713"),
+          "1.5x the best peer meets 1.2x\n%s", peers);
+    CHECK(&t, strstr(peers, "1.50x (avx2 vs torch)") != NULL, "the ratio and who\n%s", peers);
+    CHECK(&t, line_has(peers, "vs best peer n=4096 h8 d128 causal", "\u2717"),
+          "a peer that wins is a miss\n%s", peers);
+    free(peers);
     free(honest);
     free(low);
     free(both);
