@@ -434,6 +434,31 @@ int matrix_plan_remaining_s(const matrix_plan *p, const unsigned char *done, dou
     return MATRIX_PLAN_OK;
 }
 
+int matrix_plan_eta_s(const matrix_plan *p, const unsigned char *done, double elapsed_s,
+                      double *seconds, double *ratio)
+{
+    if (!p || !seconds || !(elapsed_s >= 0))
+        return MATRIX_PLAN_EINVAL;
+    double left = 0, done_est = 0;
+    for (int i = 0; i < p->n_cells; i++) {
+        if (p->choices[i].skipped)
+            continue;
+        if (done && done[i])
+            done_est += p->choices[i].est_s;
+        else
+            left += p->choices[i].est_s;
+    }
+    /* A few tiny cells say little about the rest: correct only once the
+     * cells done carry some weight. */
+    double factor = 1.0;
+    if (done_est > 0 && done_est >= 0.01 * p->planned_s && elapsed_s > 0)
+        factor = elapsed_s / done_est;
+    *seconds = left * factor;
+    if (ratio)
+        *ratio = factor;
+    return MATRIX_PLAN_OK;
+}
+
 /* Printing ------------------------------------------------------------------- */
 
 int matrix_plan_print(FILE *f, const char *prefix, const matrix_plan_input *in,

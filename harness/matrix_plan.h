@@ -168,6 +168,13 @@ int matrix_plan_print(FILE *f, const char *prefix, const matrix_plan_input *in,
 /* ETA: the estimated seconds of the planned cells not yet done. `done` has
  * one flag per cell (nonzero: finished), or is NULL (none finished). */
 int matrix_plan_remaining_s(const matrix_plan *p, const unsigned char *done, double *seconds);
+/* The same corrected by how the run is going: remaining estimate x
+ * (elapsed_s / the estimate of the cells done), once the cells done were
+ * estimated at >= 1 % of the plan (before that, the plain estimate). What
+ * the progress line should show; *ratio (may be NULL) gets the factor,
+ * 1 when uncorrected, so a caller can warn when the plan runs > 10 % late. */
+int matrix_plan_eta_s(const matrix_plan *p, const unsigned char *done, double elapsed_s,
+                      double *seconds, double *ratio);
 
 /* "30m", "90s", "1.5h", "2h30m", "1h0m30s" -> seconds. Units h, m, s, each
  * at most once and in that order; a bare number is refused (30 what?). On

@@ -436,6 +436,15 @@ static void test_remaining(check_tally *tc)
           matrix_plan_remaining_s(&p, done, &left) == 0 &&
               fabs(left - p.choices[1].est_s) < 1e-12 && fabs(left - 12.2) < 1e-9,
           "first done: %g left", left);
+    /* The first cell (6.2 s estimated) took 12.4 s: the rest will too. */
+    double eta = -1, ratio = -1;
+    CHECK(tc,
+          matrix_plan_eta_s(&p, done, 12.4, &eta, &ratio) == 0 && fabs(ratio - 2.0) < 1e-12 &&
+              fabs(eta - 2 * 12.2) < 1e-9,
+          "corrected ETA %g (ratio %g)", eta, ratio);
+    CHECK(tc,
+          matrix_plan_eta_s(&p, NULL, 5.0, &eta, &ratio) == 0 && ratio == 1.0 && eta == p.planned_s,
+          "nothing done: ETA %g ratio %g", eta, ratio);
     matrix_plan_free(&p);
 }
 
