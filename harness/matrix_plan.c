@@ -414,6 +414,72 @@ int matrix_plan_make(const matrix_plan_input *in, matrix_plan *out, char *why, s
     return matrix_plan_update_totals(in, out);
 }
 
+int matrix_plan_refit(const matrix_plan_input *in, matrix_plan *p, const unsigned char *done,
+                      double seconds_left, double ratio, char *why, size_t cap)
+{
+    if (!in || !p || !done || p->n_cells != in->n_cells || p->n_variants != in->n_variants) {
+        set_msg(why, cap, "plan and cells do not match");
+        return MATRIX_PLAN_EINVAL;
+    }
+    if (!finite_positive(ratio))
+        ratio = 1.0;
+    /* The cells still to run, as an input of their own; the budget in the
+     * model's seconds, so a run going 20 % slow plans 20 % less. */
+    matrix_plan_cell *rest = malloc(sizeof *rest * (size_t)(in->n_cells + 1));
+    int *index = malloc(sizeof *index * (size_t)(in->n_cells + 1));
+    if (!rest || !index) {
+        free(rest);
+        free(index);
+        set_msg(why, cap, "out of memory");
+        return MATRIX_PLAN_ENOMEM;
+    }
+    int n = 0;
+    double done_s = 0;
+    for (int i = 0; i < in->n_cells; i++) {
+        if (done[i]) {
+            if (!p->choices[i].skipped)
+                done_s += p->choices[i].est_s;
+            continue;
+        }
+        index[n] = i;
+        rest[n++] = in->cells[i];
+    }
+    matrix_plan_input sub = *in;
+    sub.cells = rest;
+    sub.n_cells = n;
+    sub.budget_s = seconds_left / ratio;
+    matrix_plan part;
+    int rc = MATRIX_PLAN_OK;
+    if (n > 0 && sub.budget_s > 0) {
+        rc = matrix_plan_make(&sub, &part, why, cap);
+        if (rc == MATRIX_PLAN_OK) {
+            for (int k = 0; k < n; k++)
+                p->choices[index[k]] = part.choices[k];
+            p->scale = part.scale;
+            matrix_plan_free(&part);
+        }
+    } else {
+        /* No time left: every cell still to run is skipped. */
+        const matrix_plan_choice floor_choice = choice_at(&in->policy, 0.0);
+        for (int k = 0; k < n; k++) {
+            matrix_plan_choice *ch = &p->choices[index[k]];
+            char est[32];
+            double s = seconds_of(in, index[k], &floor_choice);
+            format_estimate(s, est, sizeof est);
+            *ch = floor_choice;
+            ch->skipped = 1;
+            ch->est_s = s;
+            snprintf(ch->reason, sizeof ch->reason, "skipped: over budget (est. %s)", est);
+        }
+    }
+    free(rest);
+    free(index);
+    if (rc != MATRIX_PLAN_OK)
+        return rc;
+    p->budget_s = done_s + (sub.budget_s > 0 ? sub.budget_s : 0);
+    return matrix_plan_update_totals(in, p);
+}
+
 int matrix_plan_free(matrix_plan *p)
 {
     if (!p)

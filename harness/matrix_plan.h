@@ -176,6 +176,17 @@ int matrix_plan_remaining_s(const matrix_plan *p, const unsigned char *done, dou
 int matrix_plan_eta_s(const matrix_plan *p, const unsigned char *done, double elapsed_s,
                       double *seconds, double *ratio);
 
+/* Mid-run correction: re-plans the cells not yet done (done[i] == 0) to fit
+ * `seconds_left` of wall time, the model scaled by `ratio` (what
+ * matrix_plan_eta_s reports: elapsed / estimate so far; <= 0 or not
+ * finite: 1). Done cells keep their choices; a cell not done may get more
+ * or fewer repetitions, be skipped, or come back from a skip. The totals
+ * are recomputed (planned_s and budget_s are then in the model's seconds:
+ * done cells' estimates plus the remaining ones). Write the plan file
+ * again afterwards so --resume keeps the new choices. */
+int matrix_plan_refit(const matrix_plan_input *in, matrix_plan *p, const unsigned char *done,
+                      double seconds_left, double ratio, char *why, size_t cap);
+
 /* "30m", "90s", "1.5h", "2h30m", "1h0m30s" -> seconds. Units h, m, s, each
  * at most once and in that order; a bare number is refused (30 what?). On
  * failure `why` names the value: "--budget '30' needs a unit: ...". `what`

@@ -448,6 +448,55 @@ static void test_remaining(check_tally *tc)
     matrix_plan_free(&p);
 }
 
+/* Mid-run: a run going twice as slow as planned re-plans what is left to
+ * half the model seconds; the cells done keep their choices. */
+static void test_refit(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    t.in.budget_s = 0.5 * sum_of_floors(&t);
+    matrix_plan p;
+    char why[200];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    matrix_plan_choice before[MAX_CELLS];
+    memcpy(before, p.choices, sizeof *before * (size_t)t.n);
+    unsigned char done[MAX_CELLS] = {0};
+    double done_s = 0;
+    for (int i = 0; i < t.n; i += 2) {
+        done[i] = 1;
+        if (!p.choices[i].skipped)
+            done_s += p.choices[i].est_s;
+    }
+    double left_before;
+    matrix_plan_remaining_s(&p, done, &left_before);
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, left_before, 2.0, why, sizeof why) == 0, "%s",
+          why);
+    double left_after;
+    matrix_plan_remaining_s(&p, done, &left_after);
+    CHECK(tc, left_after <= 0.5 * left_before * (1 + 1e-9) && left_after >= 0.45 * left_before,
+          "remaining %g s after a 2x refit of %g s", left_after, left_before);
+    int kept = 1;
+    for (int i = 0; i < t.n; i += 2)
+        kept &= memcmp(&before[i], &p.choices[i], sizeof before[i]) == 0;
+    CHECK(tc, kept, "a done cell's choice changed");
+    CHECK(tc, fabs(p.planned_s - (done_s + left_after)) < 1e-9 && p.planned_s <= p.budget_s,
+          "planned %g, done %g + left %g, budget %g", p.planned_s, done_s, left_after, p.budget_s);
+    /* Ahead of schedule: a cell skipped before may come back. */
+    int skipped_before = 0, skipped_after = 0;
+    for (int i = 1; i < t.n; i += 2)
+        skipped_before += p.choices[i].skipped;
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, 1e6, 1.0, why, sizeof why) == 0, "%s", why);
+    for (int i = 1; i < t.n; i += 2)
+        skipped_after += p.choices[i].skipped;
+    CHECK(tc, skipped_before > 0 && skipped_after == 0, "skipped %d -> %d with time to spare",
+          skipped_before, skipped_after);
+    /* No time left: everything not done is skipped, with its reason. */
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, 0, 1.0, why, sizeof why) == 0, "%s", why);
+    CHECK(tc, p.choices[1].skipped && strncmp(p.choices[1].reason, "skipped: over budget", 20) == 0,
+          "cell 1 after a refit with no time: '%s'", p.choices[1].reason);
+    matrix_plan_free(&p);
+}
+
 static void test_print(check_tally *tc)
 {
     fake_table t;
@@ -527,6 +576,7 @@ int main(void)
     test_budget_below_fast_cells(&tc);
     test_file_round_trip(&tc);
     test_remaining(&tc);
+    test_refit(&tc);
     test_print(&tc);
     test_bad_input(&tc);
     test_budget_parser(&tc);
