@@ -615,11 +615,15 @@ int matrix_plan_parse_budget(const char *what, const char *text, double *seconds
             return MATRIX_PLAN_EINVAL;
         }
         const char *u = strchr(units, *p);
-        if (!u || (int)(u - units) < next_unit) {
+        if (!u) {
+            set_msg(why, cap, "%s '%s': '%c' is not a unit (h, m or s; e.g. 30m, 2h30m)", what,
+                    text, *p);
+            return MATRIX_PLAN_EINVAL;
+        }
+        if ((int)(u - units) < next_unit) {
             set_msg(why, cap,
-                    "%s '%s': '%c' is not a unit in order (h, then m, then s, each once; e.g. "
-                    "2h30m)",
-                    what, text, *p);
+                    "%s '%s': '%c' out of order (h, then m, then s, each once; e.g. 2h30m)", what,
+                    text, *p);
             return MATRIX_PLAN_EINVAL;
         }
         char number[64];

@@ -563,6 +563,10 @@ static void test_budget_parser(check_tally *tc)
     double s;
     matrix_plan_parse_budget("--budget", "30", &s, why, sizeof why);
     CHECK(tc, strstr(why, "needs a unit") != NULL, "bare number: '%s'", why);
+    matrix_plan_parse_budget("--budget", "2h30x", &s, why, sizeof why);
+    CHECK(tc, strstr(why, "'x' is not a unit") != NULL, "bad unit: '%s'", why);
+    matrix_plan_parse_budget("--budget", "5s3m", &s, why, sizeof why);
+    CHECK(tc, strstr(why, "'m' out of order") != NULL, "order: '%s'", why);
 }
 
 int main(void)
