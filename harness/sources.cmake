@@ -23,6 +23,7 @@ set(ATTNBENCH_SOURCES
   harness/peak_avx512.c
   harness/results_csv.c
   harness/progress.c
+  harness/matrix_plan.c
   harness/interrupt.c
   harness/run_meta.c
   harness/perf_targets.c

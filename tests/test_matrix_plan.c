@@ -1,0 +1,588 @@
+/* The budget planner (harness/matrix_plan.c) on a fake cost table: every
+ * rate is given, so each cell's seconds are known exactly and nothing is
+ * timed. Checks the fit (<= budget, >= 90 % of it when there is work),
+ * that repetitions shrink before anything is skipped, the skip order (most
+ * expensive first, vector cells last), the reason strings, the plan file
+ * round trip, --resume's apply, the ETA and the budget parser. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "matrix_plan.h"
+
+enum { V_NAIVE, V_BLOCKED, V_AVX512, N_VARIANTS, MAX_CELLS = 256 };
+
+static const matrix_plan_variant variants[N_VARIANTS] = {
+    {"naive", MATRIX_COST_SERIAL_REFERENCE},
+    {"blocked", MATRIX_COST_PORTABLE},
+    {"avx512", MATRIX_COST_VECTOR},
+};
+
+/* Every variant at 1 GFLOP/s on 1 and 2 threads: a cell of F flops takes
+ * F / 1e9 seconds a call, whatever its variant. */
+static const matrix_plan_rate rates[] = {
+    {V_NAIVE, 1, 0, 1.0},  {V_NAIVE, 2, 0, 1.0},  {V_BLOCKED, 1, 0, 1.0}, {V_BLOCKED, 2, 0, 1.0},
+    {V_AVX512, 1, 0, 1.0}, {V_AVX512, 2, 0, 1.0}, {V_AVX512, 1, 1, 10.0}, {V_AVX512, 2, 1, 10.0},
+};
+
+typedef struct fake_table {
+    matrix_plan_cell cells[MAX_CELLS];
+    char names[MAX_CELLS][64];
+    int n;
+    matrix_plan_input in;
+} fake_table;
+
+static const matrix_plan_policy policy = {.repetitions = 5,
+                                          .min_time_s = 0.5,
+                                          .max_time_s = 30,
+                                          .cell_overhead_s = 0.2,
+                                          .max_repetitions = 1000};
+
+static void table_init(fake_table *t)
+{
+    memset(t, 0, sizeof *t);
+    t->in.variants = variants;
+    t->in.n_variants = N_VARIANTS;
+    t->in.cells = t->cells;
+    t->in.rates = rates;
+    t->in.n_rates = (int)(sizeof rates / sizeof rates[0]);
+    t->in.policy = policy;
+}
+
+/* A compute-bound cell whose call takes `call_s` seconds. */
+static int add_cell(fake_table *t, int variant, int threads, double call_s)
+{
+    int i = t->n++;
+    snprintf(t->names[i], sizeof t->names[i], "impl=%s,cell=%d", variants[variant].name, i);
+    t->cells[i] = (matrix_plan_cell){.case_name = t->names[i],
+                                     .threads = threads,
+                                     .variant = variant,
+                                     .flops = call_s * 1e9,
+                                     .bytes = 1e6,
+                                     .peak = 100,
+                                     .peak_one_thread = 50};
+    t->in.n_cells = t->n;
+    return i;
+}
+
+/* The seconds of a cell at the floor: overhead + checked run + one timed. */
+static double floor_s(const fake_table *t, int i)
+{
+    return policy.cell_overhead_s + 2 * t->cells[i].flops / 1e9;
+}
+
+static double sum_of_floors(const fake_table *t)
+{
+    double s = 0;
+    for (int i = 0; i < t->n; i++)
+        s += floor_s(t, i);
+    return s;
+}
+
+/* A mixed run: small vector cells (many reps each), a few portable and
+ * serial cells of very different sizes. */
+static void mixed_table(fake_table *t)
+{
+    table_init(t);
+    for (int i = 0; i < 60; i++)
+        add_cell(t, V_AVX512, 1 + i % 2, 0.001 * (1 + i % 7));
+    for (int i = 0; i < 12; i++)
+        add_cell(t, V_BLOCKED, 1 + i % 2, 0.05 * (1 + i));
+    const double naive_calls[] = {0.01, 0.5, 2, 8, 20, 60, 122.9};
+    for (int i = 0; i < 7; i++)
+        add_cell(t, V_NAIVE, 1, naive_calls[i]);
+}
+
+static void check_plan_consistent(check_tally *tc, const fake_table *t, const matrix_plan *p)
+{
+    double sum = 0;
+    for (int i = 0; i < t->n; i++) {
+        const matrix_plan_choice *ch = &p->choices[i];
+        double s;
+        if (ch->skipped)
+            continue;
+        CHECK(tc, ch->repetitions >= 1, "cell %d: %d repetitions", i, ch->repetitions);
+        CHECK(tc, matrix_plan_cell_seconds(&t->in, i, ch, &s) == MATRIX_PLAN_OK && s == ch->est_s,
+              "cell %d: est %g is not the model's %g", i, ch->est_s, s);
+        sum += ch->est_s;
+    }
+    CHECK(tc, fabs(sum - p->planned_s) <= 1e-9 * sum, "planned_s %g, cells sum to %g", p->planned_s,
+          sum);
+    CHECK(tc, p->planned_s <= p->budget_s, "planned %.6f s over the budget %.6f s", p->planned_s,
+          p->budget_s);
+}
+
+/* The model mirrors cmd_matrix's timing loop. */
+static void test_cell_model(check_tally *tc)
+{
+    fake_table t;
+    table_init(&t);
+    add_cell(&t, V_AVX512, 1, 0.1);
+    double s;
+    matrix_plan_choice ch = {.repetitions = 3, .min_time_s = 1.0, .max_time_s = 10};
+    /* min time wins: ceil(1.0 / 0.1) = 10 timed runs + 1 checked. */
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, 0, &ch, &s) == 0 && fabs(s - (0.2 + 1.1)) < 1e-9,
+          "min-time cell: %g s", s);
+    ch = (matrix_plan_choice){.repetitions = 50, .min_time_s = 0, .max_time_s = 2};
+    /* max time stops it at 20 runs. */
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, 0, &ch, &s) == 0 && fabs(s - (0.2 + 2.1)) < 1e-9,
+          "max-time cell: %g s", s);
+    ch = (matrix_plan_choice){.repetitions = 1, .min_time_s = 0, .max_time_s = 0};
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, 0, &ch, &s) == 0 && fabs(s - 0.4) < 1e-9,
+          "floor cell: %g s", s);
+    /* No calibrated rate for blocked's bandwidth-bound cells: the prior,
+     * 10 % of the cell's roof (100 GB/s): 1e9 bytes take 0.1 s. */
+    int i = add_cell(&t, V_BLOCKED, 2, 0);
+    t.cells[i].bandwidth_bound = 1;
+    t.cells[i].bytes = 1e9;
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, i, &ch, &s) == 0 && fabs(s - 0.4) < 1e-9,
+          "prior for a portable bandwidth-bound cell: %g s", s);
+    /* naive's prior is of one thread's roof (50): 3 % of it. */
+    i = add_cell(&t, V_NAIVE, 2, 0);
+    t.cells[i].bandwidth_bound = 0;
+    t.cells[i].flops = 1.5e9;
+    t.in.n_rates = 0;
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, i, &ch, &s) == 0 && fabs(s - (0.2 + 2.0)) < 1e-9,
+          "prior for naive: %g s", s);
+}
+
+static void test_everything_fits(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    matrix_plan p;
+    char why[200];
+    t.in.budget_s = 1e6;
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, p.n_skipped == 0 && p.scale == 1.0, "%d skipped at scale %g", p.n_skipped, p.scale);
+    CHECK(tc, p.planned_s == p.full_s, "planned %g, full %g", p.planned_s, p.full_s);
+    for (int i = 0; i < t.n; i++)
+        CHECK(tc, p.choices[i].repetitions == 5 && p.choices[i].max_time_s == 30,
+              "cell %d: %d reps, max %g", i, p.choices[i].repetitions, p.choices[i].max_time_s);
+    check_plan_consistent(tc, &t, &p);
+    matrix_plan_free(&p);
+}
+
+/* Budgets between the floor and the full policy: repetitions shrink, no
+ * cell is skipped, and the plan uses >= 90 % of the budget. */
+static void test_shrink_before_skip(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    matrix_plan p;
+    char why[200];
+    t.in.budget_s = 1e6;
+    matrix_plan_make(&t.in, &p, why, sizeof why);
+    const double full = p.full_s, floor = sum_of_floors(&t);
+    matrix_plan_free(&p);
+    CHECK(tc, floor < 0.85 * full, "the table must leave room to shrink: floor %g, full %g", floor,
+          full);
+    for (int k = 0; k <= 10; k++) {
+        /* k = 0: the floor itself (a hair over it: sums may round apart) */
+        t.in.budget_s = floor * (1 + 1e-12) + (full - floor) * k / 10.5;
+        CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+        CHECK(tc, p.n_skipped == 0, "budget %g (floor %g): %d cells skipped", t.in.budget_s, floor,
+              p.n_skipped);
+        CHECK(tc, p.scale < 1.0, "budget %g < full %g yet scale %g", t.in.budget_s, full, p.scale);
+        CHECK(tc, p.planned_s >= 0.9 * t.in.budget_s, "budget %g: only %g planned (%.1f %%)",
+              t.in.budget_s, p.planned_s, 100 * p.planned_s / t.in.budget_s);
+        check_plan_consistent(tc, &t, &p);
+        int shrunk = 0;
+        for (int i = 0; i < t.n; i++)
+            shrunk += p.choices[i].repetitions < policy.repetitions;
+        CHECK(tc, k == 0 ? shrunk == t.n : shrunk > 0, "budget %g: %d cells with fewer reps",
+              t.in.budget_s, shrunk);
+        matrix_plan_free(&p);
+    }
+}
+
+/* Over the floor: the slow classes' most expensive cells go first, vector
+ * cells stay, and the freed time goes back to repetitions. */
+static void test_skip_order(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    matrix_plan p;
+    char why[200];
+    /* Room for everything at the floor but the two biggest naive cells. */
+    t.in.budget_s = sum_of_floors(&t) - floor_s(&t, t.n - 1) - 0.5 * floor_s(&t, t.n - 2);
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, p.n_skipped == 2 && p.choices[t.n - 1].skipped && p.choices[t.n - 2].skipped,
+          "%d skipped; the two largest naive cells: %d %d", p.n_skipped, p.choices[t.n - 1].skipped,
+          p.choices[t.n - 2].skipped);
+    CHECK(tc, strcmp(p.choices[t.n - 1].reason, "skipped: over budget (est. 4.1 min)") == 0,
+          "reason '%s'", p.choices[t.n - 1].reason);
+    CHECK(tc, strcmp(p.choices[t.n - 2].reason, "skipped: over budget (est. 2.0 min)") == 0,
+          "reason '%s'", p.choices[t.n - 2].reason);
+    CHECK(tc, fabs(p.choices[t.n - 1].est_s - 246.0) < 1e-9, "skipped est %g",
+          p.choices[t.n - 1].est_s);
+    CHECK(tc,
+          p.per_variant[V_NAIVE].skipped == 2 && p.per_variant[V_NAIVE].planned == 5 &&
+              p.per_variant[V_AVX512].skipped == 0 && p.per_variant[V_BLOCKED].skipped == 0,
+          "per variant: naive %d/%d skipped", p.per_variant[V_NAIVE].skipped,
+          p.per_variant[V_NAIVE].planned);
+    CHECK(tc, p.planned_s >= 0.9 * t.in.budget_s, "planned only %.1f %% of the budget",
+          100 * p.planned_s / t.in.budget_s);
+    check_plan_consistent(tc, &t, &p);
+    matrix_plan_free(&p);
+
+    /* Sweep the budget down: at every step, every skipped non-vector cell
+     * costs at least as much as every planned one, and a vector cell is
+     * skipped only when no non-vector cell is planned. */
+    const double floor = sum_of_floors(&t);
+    for (int k = 1; k <= 40; k++) {
+        t.in.budget_s = floor * k / 41.0;
+        CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+        double min_skipped = INFINITY, max_planned = 0;
+        double min_skipped_vec = INFINITY, max_planned_vec = 0;
+        int slow_planned = 0, vector_skipped = 0;
+        for (int i = 0; i < t.n; i++) {
+            int vec = variants[t.cells[i].variant].cost_class == MATRIX_COST_VECTOR;
+            double f = floor_s(&t, i);
+            if (p.choices[i].skipped) {
+                vector_skipped += vec;
+                if (vec)
+                    min_skipped_vec = fmin(min_skipped_vec, f);
+                else
+                    min_skipped = fmin(min_skipped, f);
+            } else {
+                slow_planned += !vec;
+                if (vec)
+                    max_planned_vec = fmax(max_planned_vec, f);
+                else
+                    max_planned = fmax(max_planned, f);
+            }
+        }
+        CHECK(tc, max_planned <= min_skipped, "budget %g: planned %g s while skipping %g s",
+              t.in.budget_s, max_planned, min_skipped);
+        CHECK(tc, max_planned_vec <= min_skipped_vec,
+              "budget %g: vector planned %g s while skipping %g s", t.in.budget_s, max_planned_vec,
+              min_skipped_vec);
+        CHECK(tc, !(vector_skipped && slow_planned),
+              "budget %g: %d vector cells skipped while %d slower cells planned", t.in.budget_s,
+              vector_skipped, slow_planned);
+        check_plan_consistent(tc, &t, &p);
+        matrix_plan_free(&p);
+    }
+}
+
+/* A budget too small even for the vector cells: every slower cell is
+ * gone, then the most expensive vector cells, each with its reason. */
+/* Identical cells whose time is their repetitions: between 4 and 5 reps a
+ * single policy level would leave 14 % of the budget unused; the cells one
+ * step up are added back until the budget is full. */
+static void test_fill_steps(check_tally *tc)
+{
+    fake_table t;
+    table_init(&t);
+    for (int i = 0; i < 50; i++)
+        add_cell(&t, V_AVX512, 1, 0.2); /* 4 reps: 1.2 s, 5 reps: 1.4 s */
+    t.in.budget_s = 50 * 1.39;
+    matrix_plan p;
+    char why[200];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    int at4 = 0, at5 = 0;
+    for (int i = 0; i < t.n; i++) {
+        at4 += p.choices[i].repetitions == 4;
+        at5 += p.choices[i].repetitions == 5;
+    }
+    CHECK(tc, at4 == 3 && at5 == 47, "%d cells at 4 reps, %d at 5", at4, at5);
+    CHECK(tc, p.planned_s >= 0.99 * t.in.budget_s && p.n_skipped == 0,
+          "planned %.1f %% of the budget, %d skipped", 100 * p.planned_s / t.in.budget_s,
+          p.n_skipped);
+    check_plan_consistent(tc, &t, &p);
+    matrix_plan_free(&p);
+}
+
+static void test_budget_below_fast_cells(check_tally *tc)
+{
+    fake_table t;
+    table_init(&t);
+    add_cell(&t, V_NAIVE, 1, 0.001);
+    add_cell(&t, V_BLOCKED, 2, 0.001);
+    int big = add_cell(&t, V_AVX512, 2, 50); /* floor 100.2 s */
+    int mid = add_cell(&t, V_AVX512, 1, 10); /* floor 20.2 s */
+    int small = add_cell(&t, V_AVX512, 2, 1);
+    t.in.budget_s = 15;
+    matrix_plan p;
+    char why[200];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, p.choices[0].skipped && p.choices[1].skipped,
+          "the slower classes' cells go first: %d %d", p.choices[0].skipped, p.choices[1].skipped);
+    CHECK(tc, p.choices[big].skipped && p.choices[mid].skipped && !p.choices[small].skipped,
+          "vector cells skipped: big %d mid %d small %d", p.choices[big].skipped,
+          p.choices[mid].skipped, p.choices[small].skipped);
+    CHECK(tc, strcmp(p.choices[big].reason, "skipped: over budget (est. 1.7 min)") == 0,
+          "reason '%s'", p.choices[big].reason);
+    CHECK(tc, strcmp(p.choices[mid].reason, "skipped: over budget (est. 20 s)") == 0, "reason '%s'",
+          p.choices[mid].reason);
+    /* The small one gets its full policy back: 5 reps of 1 s. */
+    CHECK(tc, p.choices[small].repetitions == 5 && fabs(p.planned_s - 6.2) < 1e-9,
+          "small cell: %d reps, planned %g s", p.choices[small].repetitions, p.planned_s);
+    check_plan_consistent(tc, &t, &p);
+    matrix_plan_free(&p);
+
+    t.in.budget_s = 1; /* nothing fits */
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, p.n_skipped == 5 && p.n_planned == 0 && p.planned_s == 0, "%d skipped, %g s",
+          p.n_skipped, p.planned_s);
+    matrix_plan_free(&p);
+}
+
+static void test_file_round_trip(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    t.in.budget_s = 0.5 * sum_of_floors(&t); /* skips and shrunk reps */
+    matrix_plan p, fresh;
+    char why[300], path[128];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, p.n_skipped > 0 && p.scale < 1, "want skips (%d) and a scale < 1 (%g)", p.n_skipped,
+          p.scale);
+    snprintf(path, sizeof path, "/tmp/test_matrix_plan.%ld.plan", (long)getpid());
+    CHECK(tc, matrix_plan_write(path, &t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    matrix_plan_saved saved;
+    CHECK(tc, matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, saved.n_entries == t.n && saved.budget_s == t.in.budget_s, "%d entries, budget %g",
+          saved.n_entries, saved.budget_s);
+    for (int i = 0; i < t.n; i++) {
+        const matrix_plan_choice *c = NULL, *o = &p.choices[i];
+        int rc = matrix_plan_saved_find(&saved, t.cells[i].case_name, t.cells[i].threads, &c);
+        CHECK(tc, rc == MATRIX_PLAN_OK, "cell %s threads=%d not found", t.cells[i].case_name,
+              t.cells[i].threads);
+        if (rc != MATRIX_PLAN_OK)
+            continue;
+        CHECK(tc,
+              c->skipped == o->skipped && c->repetitions == o->repetitions &&
+                  c->min_time_s == o->min_time_s && c->max_time_s == o->max_time_s &&
+                  c->est_s == o->est_s && strcmp(c->reason, o->reason) == 0,
+              "cell %d read back differs: reps %d/%d min %.17g/%.17g est %.17g/%.17g", i,
+              c->repetitions, o->repetitions, c->min_time_s, o->min_time_s, c->est_s, o->est_s);
+    }
+    const matrix_plan_choice *none;
+    CHECK(tc,
+          matrix_plan_saved_find(&saved, t.cells[0].case_name, 99, &none) == MATRIX_PLAN_ENOTFOUND,
+          "a thread count not in the plan is found");
+
+    /* --resume with a different budget keeps the saved choices. */
+    t.in.budget_s *= 3;
+    CHECK(tc, matrix_plan_make(&t.in, &fresh, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    int missing = -1;
+    CHECK(tc,
+          matrix_plan_apply_saved(&t.in, &fresh, &saved, &missing) == MATRIX_PLAN_OK &&
+              missing == 0,
+          "%d cells missing", missing);
+    CHECK(tc,
+          fresh.planned_s == p.planned_s && fresh.n_skipped == p.n_skipped &&
+              memcmp(fresh.choices, p.choices, sizeof *p.choices * (size_t)t.n) == 0,
+          "resumed plan differs: %g s vs %g s", fresh.planned_s, p.planned_s);
+    matrix_plan_free(&fresh);
+    matrix_plan_saved_free(&saved);
+
+    /* A foreign or damaged file is refused with its line number. */
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# attnbench matrix plan 1\nimpl=x threads=1 reps=2 min_time=0 max_time=1\n");
+    fclose(f);
+    CHECK(tc,
+          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
+              strstr(why, "line 2") != NULL,
+          "damaged file: '%s'", why);
+    f = fopen(path, "w");
+    fprintf(f, "case,variant\n");
+    fclose(f);
+    CHECK(tc,
+          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
+              strstr(why, "not an attnbench plan") != NULL,
+          "foreign file: '%s'", why);
+    f = fopen(path, "w");
+    fprintf(f, "# attnbench matrix plan 1\na threads=1 reps=2 min_time=0 max_time=1 est_s=1\n"
+               "a threads=1 reps=3 min_time=0 max_time=1 est_s=1\n");
+    fclose(f);
+    CHECK(tc,
+          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
+              strstr(why, "twice") != NULL,
+          "duplicate: '%s'", why);
+    remove(path);
+    CHECK(tc, matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EIO, "missing: '%s'",
+          why);
+
+    char plan_path[64];
+    CHECK(tc,
+          matrix_plan_path("results/x/matrix.csv", plan_path, sizeof plan_path) == 0 &&
+              strcmp(plan_path, "results/x/matrix.plan") == 0,
+          "plan path '%s'", plan_path);
+    matrix_plan_free(&p);
+}
+
+static void test_remaining(check_tally *tc)
+{
+    fake_table t;
+    table_init(&t);
+    add_cell(&t, V_AVX512, 1, 1);
+    add_cell(&t, V_AVX512, 1, 2);
+    add_cell(&t, V_NAIVE, 1, 100);
+    t.in.budget_s = 20; /* naive skipped; the others at the full policy */
+    matrix_plan p;
+    char why[200];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    double left = -1;
+    unsigned char done[3] = {1, 0, 0};
+    CHECK(tc, matrix_plan_remaining_s(&p, NULL, &left) == 0 && left == p.planned_s,
+          "nothing done: %g of %g", left, p.planned_s);
+    CHECK(tc,
+          matrix_plan_remaining_s(&p, done, &left) == 0 &&
+              fabs(left - p.choices[1].est_s) < 1e-12 && fabs(left - 12.2) < 1e-9,
+          "first done: %g left", left);
+    /* The first cell (6.2 s estimated) took 12.4 s: the rest will too. */
+    double eta = -1, ratio = -1;
+    CHECK(tc,
+          matrix_plan_eta_s(&p, done, 12.4, &eta, &ratio) == 0 && fabs(ratio - 2.0) < 1e-12 &&
+              fabs(eta - 2 * 12.2) < 1e-9,
+          "corrected ETA %g (ratio %g)", eta, ratio);
+    CHECK(tc,
+          matrix_plan_eta_s(&p, NULL, 5.0, &eta, &ratio) == 0 && ratio == 1.0 && eta == p.planned_s,
+          "nothing done: ETA %g ratio %g", eta, ratio);
+    matrix_plan_free(&p);
+}
+
+/* Mid-run: a run going twice as slow as planned re-plans what is left to
+ * half the model seconds; the cells done keep their choices. */
+static void test_refit(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    t.in.budget_s = 0.5 * sum_of_floors(&t);
+    matrix_plan p;
+    char why[200];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    matrix_plan_choice before[MAX_CELLS];
+    memcpy(before, p.choices, sizeof *before * (size_t)t.n);
+    unsigned char done[MAX_CELLS] = {0};
+    double done_s = 0;
+    for (int i = 0; i < t.n; i += 2) {
+        done[i] = 1;
+        if (!p.choices[i].skipped)
+            done_s += p.choices[i].est_s;
+    }
+    double left_before;
+    matrix_plan_remaining_s(&p, done, &left_before);
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, left_before, 2.0, why, sizeof why) == 0, "%s",
+          why);
+    double left_after;
+    matrix_plan_remaining_s(&p, done, &left_after);
+    CHECK(tc, left_after <= 0.5 * left_before * (1 + 1e-9) && left_after >= 0.45 * left_before,
+          "remaining %g s after a 2x refit of %g s", left_after, left_before);
+    int kept = 1;
+    for (int i = 0; i < t.n; i += 2)
+        kept &= memcmp(&before[i], &p.choices[i], sizeof before[i]) == 0;
+    CHECK(tc, kept, "a done cell's choice changed");
+    CHECK(tc, fabs(p.planned_s - (done_s + left_after)) < 1e-9 && p.planned_s <= p.budget_s,
+          "planned %g, done %g + left %g, budget %g", p.planned_s, done_s, left_after, p.budget_s);
+    /* Ahead of schedule: a cell skipped before may come back. */
+    int skipped_before = 0, skipped_after = 0;
+    for (int i = 1; i < t.n; i += 2)
+        skipped_before += p.choices[i].skipped;
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, 1e6, 1.0, why, sizeof why) == 0, "%s", why);
+    for (int i = 1; i < t.n; i += 2)
+        skipped_after += p.choices[i].skipped;
+    CHECK(tc, skipped_before > 0 && skipped_after == 0, "skipped %d -> %d with time to spare",
+          skipped_before, skipped_after);
+    /* No time left: everything not done is skipped, with its reason. */
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, 0, 1.0, why, sizeof why) == 0, "%s", why);
+    CHECK(tc, p.choices[1].skipped && strncmp(p.choices[1].reason, "skipped: over budget", 20) == 0,
+          "cell 1 after a refit with no time: '%s'", p.choices[1].reason);
+    matrix_plan_free(&p);
+}
+
+static void test_print(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    t.in.budget_s = 0.5 * sum_of_floors(&t);
+    matrix_plan p;
+    char why[200];
+    matrix_plan_make(&t.in, &p, why, sizeof why);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    CHECK(tc, f && matrix_plan_print(f, "matrix: ", &t.in, &p) == MATRIX_PLAN_OK, "print failed");
+    if (f)
+        fclose(f);
+    fputs(buf, stdout);
+    CHECK(tc, strstr(buf, "matrix: plan: budget ") == buf, "first line: %s", buf);
+    CHECK(tc,
+          strstr(buf, "skipped over budget") && strstr(buf, "scaled to") && strstr(buf, "naive") &&
+              strstr(buf, "serial_reference") && strstr(buf, "avx512"),
+          "summary lacks a part: %s", buf);
+    matrix_plan_free(&p);
+}
+
+static void test_bad_input(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    matrix_plan p;
+    char why[200];
+    t.in.budget_s = 0;
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_EINVAL, "budget 0");
+    t.in.budget_s = 100;
+    t.cells[3].variant = 7;
+    CHECK(tc,
+          matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_EINVAL &&
+              strstr(why, "cell 3") != NULL,
+          "variant out of range: '%s'", why);
+}
+
+static void test_budget_parser(check_tally *tc)
+{
+    static const struct {
+        const char *text;
+        double seconds;
+    } good[] = {{"30m", 1800},     {"90s", 90},  {"1.5h", 5400},   {"2h30m", 9000},
+                {"1h0m30s", 3630}, {"0.5m", 30}, {"45m30s", 2730}, {"1h15s", 3615}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        double s = -1;
+        char why[200] = "";
+        int rc = matrix_plan_parse_budget("--budget", good[i].text, &s, why, sizeof why);
+        CHECK(tc, rc == MATRIX_PLAN_OK && fabs(s - good[i].seconds) < 1e-9, "'%s' -> %g (%s)",
+              good[i].text, s, why);
+    }
+    static const char *const bad[] = {"30",   "",    "m",    "-5m", "1.2.3h", "30x",   "30 m",
+                                      "5s3m", "2hh", "1e3s", "0s",  "0.1s",   "9999h", "m30"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double s = -1;
+        char why[200] = "", quoted[64];
+        int rc = matrix_plan_parse_budget("--budget", bad[i], &s, why, sizeof why);
+        snprintf(quoted, sizeof quoted, "--budget '%s'", bad[i]);
+        CHECK(tc, rc == MATRIX_PLAN_EINVAL && s == -1 && strstr(why, quoted) != NULL,
+              "'%s' accepted or message does not name it: rc %d, '%s'", bad[i], rc, why);
+    }
+    char why[200];
+    double s;
+    matrix_plan_parse_budget("--budget", "30", &s, why, sizeof why);
+    CHECK(tc, strstr(why, "needs a unit") != NULL, "bare number: '%s'", why);
+    matrix_plan_parse_budget("--budget", "2h30x", &s, why, sizeof why);
+    CHECK(tc, strstr(why, "'x' is not a unit") != NULL, "bad unit: '%s'", why);
+    matrix_plan_parse_budget("--budget", "5s3m", &s, why, sizeof why);
+    CHECK(tc, strstr(why, "'m' out of order") != NULL, "order: '%s'", why);
+}
+
+int main(void)
+{
+    check_tally tc = {0};
+    test_cell_model(&tc);
+    test_everything_fits(&tc);
+    test_shrink_before_skip(&tc);
+    test_skip_order(&tc);
+    test_fill_steps(&tc);
+    test_budget_below_fast_cells(&tc);
+    test_file_round_trip(&tc);
+    test_remaining(&tc);
+    test_refit(&tc);
+    test_print(&tc);
+    test_bad_input(&tc);
+    test_budget_parser(&tc);
+    return check_report("matrix_plan", &tc);
+}
