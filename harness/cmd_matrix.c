@@ -18,6 +18,7 @@
 #include "interrupt.h"
 #include "machine.h"
 #include "matrix.h"
+#include "matrix_budget.h"
 #include "matrix_peers.h"
 #include "peak.h"
 #include "perf_cases.h"
@@ -141,12 +142,19 @@ typedef struct matrix_totals {
     int peer_findings; /* peer rows that failed a rule or a call: shown, not fatal */
 } matrix_totals;
 
+/* `budget` (NULL without --budget) holds the plan the cells follow. */
 static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn_peak *pk, int all,
-                     attn_interrupt *in, attn_results_file *rf, matrix_totals *tot)
+                     attn_interrupt *in, attn_results_file *rf, matrix_totals *tot,
+                     matrix_budget *budget)
 {
     double total_weight = 0;
-    for (int i = 0; i < n; i++)
-        total_weight += (cells[i].weight = cell_weight(o, &cells[i].pc, pk));
+    for (int i = 0; i < n; i++) {
+        if (cells[i].plan) /* the ETA from the plan */
+            cells[i].weight = cells[i].plan->skipped ? 0 : cells[i].plan->est_s;
+        else
+            cells[i].weight = cell_weight(o, &cells[i].pc, pk);
+        total_weight += cells[i].weight;
+    }
     attn_progress bar;
     attn_progress_init(&bar, n, total_weight);
     for (int i = 0; i < n; i++) {
@@ -168,6 +176,8 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
         else
             tot->failed++;
         attn_progress_step(&bar, cells[i].weight);
+        if (budget)
+            matrix_budget_cell_done(budget, i);
     }
     attn_progress_clear(&bar);
     return 0;
@@ -239,6 +249,7 @@ static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_pea
 
 static int matrix_main(matrix_opts *o, attn_interrupt *in)
 {
+    const int64_t t_start = attn_now_ns(); /* a budget counts the peaks and the calibration */
     attn_machine m;
     attn_machine_read(&m);
     o->llc_bytes = m.l3_bytes;
@@ -275,6 +286,11 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
     }
+    matrix_budget budget = {0};
+    const int budgeted = o->budget_s > 0;
+    if (rc == EXIT_OK && budgeted &&
+        matrix_budget_plan(&budget, o, cells, n, &pk, m.cores, t_start) != 0)
+        rc = EXIT_FAILED;
     if (rc == EXIT_OK) {
         printf("matrix: preset %s, %d cells to run (%d already in %s); each: at least %ld "
                "repetitions and %.3g s, at most %.3g s\n",
@@ -282,7 +298,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         fflush(stdout);
         int64_t t0 = attn_now_ns();
         matrix_totals tot = {0};
-        if (run_cells(o, cells, n, &pk, m.cores, in, &rf, &tot) != 0)
+        if (run_cells(o, cells, n, &pk, m.cores, in, &rf, &tot, budgeted ? &budget : NULL) != 0)
             rc = EXIT_FAILED;
         char versions[256] = "";
         if (rc == EXIT_OK && o->peers.n > 0) {
@@ -323,6 +339,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         if (tot.failed && rc == EXIT_OK)
             rc = EXIT_FAILED;
     }
+    matrix_budget_free(&budget);
     free(cells);
     attn_results_close(&rf);
     return rc;
@@ -351,6 +368,10 @@ int cmd_matrix(int argc, char **argv)
         o.min_time = info->min_time;
     if (o.max_time < 0)
         o.max_time = info->max_time;
+    /* The full preset fits half an hour unless told otherwise: what a user
+     * gives a new CPU, not the hours every cell at full repetitions takes. */
+    if (o.budget_s == 0 && o.preset == PERF_FULL)
+        o.budget_s = 30 * 60;
     default_variants(&o);
     attn_interrupt in;
     if (attn_interrupt_start(&in, "\nmatrix: interrupted; the CSV holds whole rows only, "

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <stddef.h>
 
+#include "matrix_plan.h"
 #include "peak.h"
 #include "perf_cases.h"
 #include "results_csv.h"
@@ -43,6 +44,7 @@ typedef struct matrix_opts {
     int has_filter;
     long llc_bytes;     /* memory-bound cells rotate inputs past it */
     matrix_peers peers; /* peers.n = 0: none */
+    double budget_s;    /* --budget (full: 30 min unless given); 0: none */
 } matrix_opts;
 
 /* One cell to run: a variant on a case. */
@@ -51,6 +53,9 @@ typedef struct matrix_cell {
     attn_perf_case pc;
     char name[256];
     double weight; /* estimated seconds, for the ETA */
+    /* --budget: this cell's repetitions and max time, or its skip; NULL
+     * without a budget (the preset's policy). Points into the plan. */
+    const matrix_plan_choice *plan;
 } matrix_cell;
 
 /* Parses argv into `o`; 1 after printing --help or --print-columns, -1
@@ -67,6 +72,12 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
  * stderr naming the row, the roof and the ratio. */
 void matrix_print_row(const attn_result_row *r);
 void matrix_warn_roof(const attn_result_row *r);
+
+/* The untimed checked run of a set-up cell and its accuracy (the row's
+ * error columns and status). 0 when the run worked, -1 when there is
+ * nothing to time. */
+struct attn_perf_cell;
+int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 
 /* The roof test for a row with timings: pct_peak and roof_exceeded. */
 void matrix_judge_roof(attn_result_row *row);

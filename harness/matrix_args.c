@@ -96,6 +96,15 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--max-time", &value)) != 0) {
             if (r < 0 || cli_parse_double("matrix", "--max-time", value, 0, 36000, &o->max_time))
                 return -1;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--budget", &value)) != 0) {
+            char why[300];
+            if (r < 0)
+                return -1;
+            if (matrix_plan_parse_budget("--budget", value, &o->budget_s, why, sizeof why) !=
+                MATRIX_PLAN_OK) {
+                fprintf(stderr, "matrix: %s\n", why);
+                return -1;
+            }
         } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
             if (r < 0 || cli_set_filter("matrix", value, &o->filter, &o->has_filter) != 0)
                 return -1;

@@ -31,7 +31,7 @@ static int64_t check_row_stride(const attn_shape *s)
  * workspace), then its output against the reference on sampled rows.
  * Returns 0 when the run itself worked (the row may still have failed a
  * rule), -1 when there is nothing to time. */
-static int check_cell(attn_perf_cell *c, int all, attn_result_row *row)
+int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
 {
     attn_run_report report;
     char msg[300];
@@ -63,8 +63,13 @@ static int check_cell(attn_perf_cell *c, int all, attn_result_row *row)
     return 0;
 }
 
-static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *row)
+static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_plan_choice *plan,
+                      attn_result_row *row)
 {
+    /* --budget: the plan's policy for this cell, else the preset's. */
+    const long reps = plan ? plan->repetitions : o->repetitions;
+    const double min_time = plan ? plan->min_time_s : o->min_time;
+    const double max_time = plan ? plan->max_time_s : o->max_time;
     static const int max_reps = MATRIX_MAX_REPS;
     double *t = malloc(sizeof *t * (size_t)max_reps);
     if (!t) {
@@ -73,8 +78,7 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, attn_result_row *
     }
     int n = 0;
     double total = 0, lo = INFINITY, hi = 0;
-    while (n < max_reps && (n < o->repetitions || total < o->min_time) &&
-           !(n >= 1 && total >= o->max_time)) {
+    while (n < max_reps && (n < reps || total < min_time) && !(n >= 1 && total >= max_time)) {
         int64_t t0 = attn_now_ns();
         int rc = attn_perf_cell_run(c);
         double ns = (double)(attn_now_ns() - t0);
@@ -140,13 +144,17 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         set_from_text(row, ATTN_ROW_SKIPPED, why);
         return;
     }
+    if (mc->plan && mc->plan->skipped) {
+        set_from_text(row, ATTN_ROW_SKIPPED, mc->plan->reason);
+        return;
+    }
     attn_perf_cell cell;
     if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
         set_from_text(row, ATTN_ROW_FAILED, why);
         return;
     }
-    if (check_cell(&cell, all, row) == 0)
-        time_cell(&cell, o, row);
+    if (matrix_check_cell(&cell, all, row) == 0)
+        time_cell(&cell, o, mc->plan, row);
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;

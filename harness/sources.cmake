@@ -35,6 +35,7 @@ set(ATTNBENCH_SOURCES
   harness/matrix_args.c
   harness/matrix_cell.c
   harness/matrix_peers.c
+  harness/matrix_budget.c
   harness/peer_client.c
 )
 find_package(benchmark REQUIRED)

@@ -1,0 +1,245 @@
+/* matrix --budget (matrix_budget.h). The calibration probes are one small
+ * prefill (n = 512, 8 heads, d = 128) and one small decode (1 x 8192,
+ * Hq 32 / Hkv 8) per variant and thread count: seconds in all, and rates
+ * that are low for the big cells of fast variants, which the refits make
+ * up for as the real times come in. */
+#include "matrix_budget.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_cell.h"
+#include "timer.h"
+
+void matrix_budget_free(matrix_budget *b)
+{
+    matrix_plan_free(&b->plan);
+    free(b->cells);
+    free(b->cell_of);
+    free(b->rates);
+    free(b->plan_of);
+    free(b->done);
+    memset(b, 0, sizeof *b);
+}
+
+/* Seconds of one call of a variant on a shape: one untimed checked run,
+ * then calls until 0.05 s or 3 calls; the median. Also the seconds of the
+ * set-up and of the accuracy check, for the per-cell overhead. */
+static int calibrate_one(const matrix_opts *o, const attn_variant *v, attn_shape s, int threads,
+                         int all, double *call_s, double *setup_s, double *check_s)
+{
+    char why[300];
+    size_t ws;
+    if (attn_perf_skip_reason(v, &s, threads, &ws, why, sizeof why))
+        return -1;
+    attn_perf_cell cell;
+    int64_t t0 = attn_now_ns();
+    if (attn_perf_cell_setup(&cell, v, &s, threads, o->llc_bytes, why, sizeof why) != 0)
+        return -1;
+    int64_t t1 = attn_now_ns();
+    attn_result_row row;
+    attn_result_row_init(&row);
+    if (matrix_check_cell(&cell, all, &row) != 0) {
+        attn_perf_cell_free(&cell);
+        return -1;
+    }
+    int64_t t2 = attn_now_ns();
+    double t[3];
+    int n = 0;
+    double total = 0;
+    while (n < 3 && (n < 1 || total < 0.05)) {
+        int64_t a = attn_now_ns();
+        attn_perf_cell_run(&cell);
+        t[n] = (double)(attn_now_ns() - a) * 1e-9;
+        total += t[n++];
+    }
+    attn_perf_cell_free(&cell);
+    *call_s = attn_median(t, n);
+    *setup_s = (double)(t1 - t0) * 1e-9;
+    *check_s = (double)(t2 - t1) * 1e-9;
+    return 0;
+}
+
+static int alloc_storage(matrix_budget *b, const matrix_opts *o, int n)
+{
+    b->cells = calloc((size_t)n + 1, sizeof *b->cells);
+    b->cell_of = calloc((size_t)n + 1, sizeof *b->cell_of);
+    b->rates =
+        calloc((size_t)(o->n_variants * 2 * MATRIX_MAX_THREAD_ARGS * 4) + 1, sizeof *b->rates);
+    b->plan_of = malloc(sizeof *b->plan_of * ((size_t)n + 1));
+    b->done = calloc((size_t)n + 1, 1);
+    if (!b->cells || !b->cell_of || !b->rates || !b->plan_of || !b->done)
+        return -1;
+    for (int i = 0; i < n; i++)
+        b->plan_of[i] = -1;
+    return 0;
+}
+
+/* Rates per (variant, threads, compute/bandwidth), the per-cell overhead
+ * (check minus call: the checked call is in the model already) and the
+ * set-up seconds per input byte. */
+static void calibrate(matrix_budget *b, const matrix_opts *o, const int *threads, int n_threads,
+                      int all, double *overhead_s, double *setup_per_byte)
+{
+    const attn_shape probe[2] = {{1, 8, 8, 512, 512, 128, 128, 0, 0.0f},
+                                 {1, 32, 8, 1, 8192, 128, 128, 0, 0.0f}};
+    fprintf(stderr, "matrix: calibrating %d variants at %d thread counts for --budget\n",
+            o->n_variants, n_threads);
+    for (int v = 0; v < o->n_variants; v++)
+        for (int k = 0; k < n_threads; k++)
+            for (int bw = 0; bw < 2; bw++) {
+                /* naive runs on one thread: one calibration serves all. */
+                if (b->variants[v].cost_class == MATRIX_COST_SERIAL_REFERENCE && k > 0)
+                    continue;
+                double call_s, setup_s, check_s;
+                if (calibrate_one(o, o->variants[v], probe[bw], threads[k], all, &call_s, &setup_s,
+                                  &check_s) != 0 ||
+                    call_s <= 0)
+                    continue;
+                double work = bw ? attn_perf_bytes(&probe[bw]) : attn_perf_flops(&probe[bw]);
+                b->rates[b->n_rates++] =
+                    (matrix_plan_rate){v, threads[k], bw, work / call_s * 1e-9};
+                double bytes =
+                    attn_perf_bytes(&probe[bw]) * attn_perf_copies(&probe[bw], o->llc_bytes);
+                *setup_per_byte = fmax(*setup_per_byte, setup_s / bytes);
+                *overhead_s = fmax(*overhead_s, check_s - call_s);
+            }
+}
+
+/* The cells the planner sees: those not skipped by rule (a missing CPU
+ * feature, a workspace over the limit cost nothing). */
+static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
+                      const attn_peak *pk, double setup_per_byte)
+{
+    int np = 0;
+    for (int i = 0; i < n; i++) {
+        const attn_perf_case *pc = &cells[i].pc;
+        char w[300];
+        size_t ws;
+        if (attn_perf_skip_reason(cells[i].variant, &pc->shape, pc->threads, &ws, w, sizeof w))
+            continue;
+        int v = 0;
+        while (o->variants[v] != cells[i].variant)
+            v++;
+        const int bw = attn_perf_bandwidth_bound(&pc->shape);
+        double bytes = attn_perf_bytes(&pc->shape);
+        b->cell_of[np] = i;
+        b->plan_of[i] = np;
+        b->cells[np++] = (matrix_plan_cell){
+            .case_name = cells[i].name,
+            .threads = pc->threads,
+            .variant = v,
+            .flops = attn_perf_flops(&pc->shape),
+            .bytes = bytes,
+            .bandwidth_bound = bw,
+            .peak = bw ? attn_peak_read_for(pk, pc->threads) : attn_peak_fma_for(pk, pc->threads),
+            .peak_one_thread = bw ? attn_peak_read_for(pk, 1) : attn_peak_fma_for(pk, 1),
+            .setup_s = setup_per_byte * bytes * attn_perf_copies(&pc->shape, o->llc_bytes),
+        };
+    }
+    return np;
+}
+
+int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
+                       const attn_peak *pk, int all, int64_t t_start_ns)
+{
+    char why[600];
+    memset(b, 0, sizeof *b);
+    if (alloc_storage(b, o, n) != 0) {
+        fprintf(stderr, "matrix: out of memory for the plan\n");
+        return -1;
+    }
+    b->start_ns = attn_now_ns();
+    /* 3 % kept back for what the model misses (the process exit, the sidecar). */
+    b->deadline_ns = t_start_ns + (int64_t)(0.97 * o->budget_s * 1e9);
+    for (int v = 0; v < o->n_variants; v++) {
+        b->variants[v].name = o->variants[v]->name;
+        if (matrix_cost_class_of(o->variants[v]->name, &b->variants[v].cost_class) != 0)
+            b->variants[v].cost_class = MATRIX_COST_PORTABLE;
+    }
+    int threads[64], n_threads = 0;
+    for (int i = 0; i < n; i++) {
+        int t = cells[i].pc.threads, seen = 0;
+        for (int k = 0; k < n_threads; k++)
+            seen |= threads[k] == t;
+        if (!seen && n_threads < 64)
+            threads[n_threads++] = t;
+    }
+    matrix_plan_path(o->out, b->path, sizeof b->path);
+    matrix_plan_saved saved;
+    const int have_saved = o->resume && matrix_plan_read(b->path, &saved, why, sizeof why) == 0;
+    double overhead_s = 0, setup_per_byte = 0;
+    if (!have_saved) /* resuming a plan needs no calibration: its choices are kept */
+        calibrate(b, o, threads, n_threads, all, &overhead_s, &setup_per_byte);
+    int np = plan_cells(b, o, cells, n, pk, setup_per_byte);
+    double spent = (double)(attn_now_ns() - t_start_ns) * 1e-9;
+    b->in = (matrix_plan_input){
+        b->variants,
+        o->n_variants,
+        b->cells,
+        np,
+        b->rates,
+        b->n_rates,
+        {(int)o->repetitions, o->min_time, o->max_time, overhead_s, MATRIX_MAX_REPS},
+        0.97 * o->budget_s - spent};
+    if (b->in.budget_s < 1)
+        b->in.budget_s = 1;
+    if (matrix_plan_make(&b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK) {
+        fprintf(stderr, "matrix: plan: %s\n", why);
+        return -1;
+    }
+    if (have_saved) {
+        int missing = 0;
+        matrix_plan_apply_saved(&b->in, &b->plan, &saved, &missing);
+        b->resumed = 1;
+        matrix_plan_saved_free(&saved);
+        fprintf(stderr, "matrix: resuming the plan of %s (%d cells not in it planned afresh)\n",
+                b->path, missing);
+    } else if (matrix_plan_write(b->path, &b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK) {
+        fprintf(stderr, "matrix: %s\n", why);
+        return -1;
+    }
+    for (int k = 0; k < np; k++)
+        cells[b->cell_of[k]].plan = &b->plan.choices[k];
+    b->next_refit_s = 0.1 * b->plan.planned_s;
+    printf("matrix: calibration and peaks took %.1f s; per cell %.2f s of set-up and check\n",
+           spent, overhead_s);
+    matrix_plan_print(stdout, "matrix: ", &b->in, &b->plan);
+    fflush(stdout);
+    return 0;
+}
+
+/* The run so far against the plan: re-plan what is left to the time left
+ * and keep FILE.plan in step for --resume. */
+static void refit(matrix_budget *b)
+{
+    char why[400];
+    double eta, ratio, elapsed_s = (double)(attn_now_ns() - b->start_ns) * 1e-9;
+    matrix_plan_eta_s(&b->plan, b->done, elapsed_s, &eta, &ratio);
+    double left_s = (double)(b->deadline_ns - attn_now_ns()) * 1e-9;
+    if (matrix_plan_refit(&b->in, &b->plan, b->done, left_s > 0 ? left_s : 0, ratio, why,
+                          sizeof why) != MATRIX_PLAN_OK) {
+        fprintf(stderr, "matrix: plan: %s\n", why);
+        return;
+    }
+    fprintf(stderr, "matrix: plan: running at %.2fx the estimates; %.0f s left, re-planned\n",
+            ratio, left_s);
+    if (matrix_plan_write(b->path, &b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK)
+        fprintf(stderr, "matrix: %s\n", why);
+}
+
+void matrix_budget_cell_done(matrix_budget *b, int i)
+{
+    if (b->resumed || b->plan_of[i] < 0)
+        return;
+    b->done[b->plan_of[i]] = 1;
+    double left;
+    matrix_plan_remaining_s(&b->plan, b->done, &left);
+    /* Every tenth of the plan: re-plan the rest to the time left. */
+    if (b->plan.planned_s - left >= b->next_refit_s) {
+        b->next_refit_s += 0.1 * b->plan.planned_s;
+        refit(b);
+    }
+}
