@@ -16,6 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import answer_table  # noqa: E402
 import attnbench_csv as ab  # noqa: E402
 
 EXTRA_FILES = (
@@ -350,6 +351,7 @@ def build_report(results, out_path, plots_dir):
     sections = [
         section_header(results.meta, [os.path.abspath(p) for p in results.paths], out_dir),
         section_roof_banner(results.rows),
+        answer_table.section_answer(results.rows),
         section_notes(out_dir),
         section_machine(results.meta),
         section_peaks(results.meta, results.rows),

@@ -8,14 +8,17 @@ set -euo pipefail
 
 usage() {
     cat <<'USAGE'
-usage: scripts/run_matrix.sh [--full] [--peers]
+usage: scripts/run_matrix.sh [--full] [--peers] [--budget DUR]
 
 Sets up or brings up to date (scripts/setup.sh, idempotent), then runs
 attnbench list, peak, verify and matrix --resume into results/<cpu-slug>/,
 and draws the plots and README.md there. Safe to re-run: an interrupted
 matrix resumes, judged against the peak figures it started with.
 
-  --full   run the full preset (default: quick)
+  --full   run the full preset (default: quick), within a time budget
+  --budget DUR  the whole script's time (30m, 90s, 1.5h, 2h30m; --full: 30m):
+           the matrix gets what is left after set-up, peak and verify, less
+           a reserve for the plots; it plans its cells to fit (matrix --budget)
   --peers  also time and check PyTorch, ONNX Runtime and OpenVINO attention on
            every cell, each in a process of its own (scripts/setup_peers.sh
            makes .venv-peers/ from scripts/requirements-peers.txt: a few GB,
@@ -30,14 +33,29 @@ USAGE
 
 preset=quick
 peers=0
+budget=""
+next_is_budget=0
 for arg in "$@"; do
+    if ((next_is_budget)); then
+        budget=$arg
+        next_is_budget=0
+        continue
+    fi
     case "$arg" in
     --full) preset=full ;;
     --peers) peers=1 ;;
+    --budget) next_is_budget=1 ;;
+    --budget=*) budget=${arg#--budget=} ;;
     -h | --help) usage; exit 0 ;;
     *) echo "error: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
     esac
 done
+
+if ((next_is_budget)); then
+    echo "error: --budget needs a value (e.g. 30m)" >&2
+    exit 2
+fi
+[[ $preset == full && -z $budget ]] && budget=30m
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -78,6 +96,8 @@ if [[ -f $csv && -f $out/matrix.meta.json ]]; then
     if [[ -n $old && $old != "$preset" ]]; then
         mv -f "$csv" "$out/matrix-$old.csv"
         mv -f "$out/matrix.meta.json" "$out/matrix-$old.meta.json"
+        # the plan names cells both presets share: it goes with its CSV
+        [[ -f $out/matrix.plan ]] && mv -f "$out/matrix.plan" "$out/matrix-$old.plan"
     fi
 fi
 if [[ ! -f $csv && -f $out/matrix-$preset.csv ]]; then
@@ -85,6 +105,7 @@ if [[ ! -f $csv && -f $out/matrix-$preset.csv ]]; then
     if [[ -f $out/matrix-$preset.meta.json ]]; then
         mv "$out/matrix-$preset.meta.json" "$out/matrix.meta.json"
     fi
+    [[ -f $out/matrix-$preset.plan ]] && mv -f "$out/matrix-$preset.plan" "$out/matrix.plan"
 fi
 
 step "attnbench list"
@@ -107,8 +128,25 @@ verify_status=0
 
 # matrix exits 1 when a row failed rule A: the results still get drawn.
 step "attnbench matrix --preset $preset"
+budget_args=()
+if [[ -n $budget ]]; then
+    # The matrix gets what is left of the whole script's budget, less 30 s
+    # for the plots and the page.
+    total=$("$python" -c '
+import re, sys
+m = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", sys.argv[1])
+if not m or not any(m.groups()):
+    sys.exit("error: --budget %r: a duration like 30m, 90s, 1.5h or 2h30m" % sys.argv[1])
+h, mi, s = (float(x or 0) for x in m.groups())
+print(int(h * 3600 + mi * 60 + s))' "$budget") || exit 2
+    left=$((total - SECONDS - 30))
+    ((left < 60)) && left=60
+    budget_args=(--budget "${left}s")
+    echo "budget: $budget in all; ${left} s left for the matrix"
+fi
 matrix_status=0
-"$bin" matrix --preset "$preset" "${peak_args[@]}" "${peer_args[@]}" --out "$csv" --resume ||
+"$bin" matrix --preset "$preset" "${peak_args[@]}" "${peer_args[@]}" "${budget_args[@]}" \
+    --out "$csv" --resume ||
     matrix_status=$?
 if [[ $matrix_status -ne 0 && $matrix_status -ne 1 ]]; then
     echo "error: attnbench matrix exited $matrix_status; run scripts/run_matrix.sh again to resume" >&2

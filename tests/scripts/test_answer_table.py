@@ -18,11 +18,14 @@ def row(variant, time_ns, n_q=2048, n_kv=None, d_k=64, heads_q=8, heads_kv=None,
     n_kv = n_q if n_kv is None else n_kv
     heads_kv = heads_q if heads_kv is None else heads_kv
     r = {name: None for name in ab.COLUMN_NAMES}
+    # "failed: why" is the row's status and reason, as the CSV has them.
+    status, _, reason = status.partition(": ")
     r.update(case=f"impl={variant},nq={n_q},nkv={n_kv},dk={d_k}", variant=variant, batch=1,
              heads_q=heads_q, heads_kv=heads_kv, n_q=n_q, n_kv=n_kv, d_k=d_k, d_v=d_k,
              causal=causal, threads=threads, limit="bandwidth" if n_q <= 16 else "fma",
-             pct_peak=pct_peak, status=status,
-             time_ns_median=None if status.startswith("skipped") else time_ns)
+             pct_peak=pct_peak, status=status, reason=reason,
+             kind="peer" if variant in ("torch", "onnxruntime", "openvino") else "variant",
+             time_ns_median=None if status == "skipped" else time_ns)
     r.update(extra)
     return r
 

@@ -125,5 +125,27 @@ class ReportCases(unittest.TestCase):
             self.assertTrue(any(re.match(r"failed: rule A", r[3]) for r in listed))
 
 
+class ReportPeers(unittest.TestCase):
+    def test_peers_section_gives_the_paired_ratio_and_where_a_peer_wins(self):
+        from test_plot import with_peer_rows
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = with_peer_rows(h.read_rows(h.MATRIX))
+            src = h.write_rows(os.path.join(tmp, "m.csv"), rows, h.header_of(h.MATRIX))
+            out = os.path.join(tmp, "README.md")
+            proc = h.run_script("report.py", src, "-o", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                text = f.read()
+            peers = table_rows(text, "attnbench vs the frameworks")
+            self.assertTrue(peers)
+            ratios = {r[4] for r in peers}
+            self.assertTrue(any(r.startswith("1.50× (torch)") for r in ratios), ratios)
+            self.assertTrue(any(r.startswith("0.800× (torch)") for r in ratios), ratios)
+            self.assertIn("Where a peer wins: torch at", text)
+            best = table_rows(text, "Best variant per shape")
+            self.assertFalse(any("torch" in r[3] for r in best), "a peer is never 'best variant'")
+            self.assertTrue(any(r[-1].startswith("1.50× (torch)") for r in best))
+
+
 if __name__ == "__main__":
     unittest.main()
