@@ -88,6 +88,8 @@ void attn_peak_init(attn_peak *pk)
             pk->exp_gelem_per_s[e][t] = NAN;
         pk->read_gbytes_per_s[t] = NAN;
         pk->triad_gbytes_per_s[t] = NAN;
+        for (int b = 0; b < ATTN_BF16_COUNT; b++)
+            pk->bf16_gflops[b][t] = NAN;
     }
 }
 
@@ -112,6 +114,8 @@ static void move_column(attn_peak *pk, int from, int to)
     pk->read_gbytes_per_s[to] = pk->read_gbytes_per_s[from];
     memcpy(pk->read_kernel[to], pk->read_kernel[from], sizeof pk->read_kernel[to]);
     pk->triad_gbytes_per_s[to] = pk->triad_gbytes_per_s[from];
+    for (int b = 0; b < ATTN_BF16_COUNT; b++)
+        pk->bf16_gflops[b][to] = pk->bf16_gflops[b][from];
 }
 
 int attn_peak_add_threads(attn_peak *pk, int threads)
@@ -137,6 +141,8 @@ int attn_peak_add_threads(attn_peak *pk, int threads)
     pk->read_gbytes_per_s[at] = NAN;
     pk->read_kernel[at][0] = '\0';
     pk->triad_gbytes_per_s[at] = NAN;
+    for (int b = 0; b < ATTN_BF16_COUNT; b++)
+        pk->bf16_gflops[b][at] = NAN;
     return at;
 }
 
@@ -174,10 +180,10 @@ static double time_fma_team(const attn_peak_fma_kernel *k, int threads, long rou
     return (double)(t1 - t0) * 1e-9;
 }
 
-/* One kernel: GFLOP/s of the whole team, median of `reps`. */
-static double measure_fma_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
-                                 double seconds)
+double attn_peak_measure_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
+                                double seconds)
 {
+    reps = clamp_reps(reps);
     const double flops_per_round = 2.0 * k->chains * k->lanes;
     /* Calibrate rounds on one thread (this also warms the vector units up:
      * AVX-512 runs at a lower licence for the first microseconds). */
@@ -207,7 +213,7 @@ double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds
      * ports): every count that fits the register file is measured. */
     double best = NAN;
     for (const attn_peak_fma_kernel *k = fma_kernels(isa); k->chains; k++) {
-        double g = measure_fma_kernel(k, threads, reps, seconds);
+        double g = attn_peak_measure_kernel(k, threads, reps, seconds);
         if (!(g <= best)) {
             best = g;
             if (chains)
@@ -462,6 +468,19 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
                         attn_isa_name((attn_isa)i), t, pk->fma_gflops[i][ti],
                         pk->fma_chains[i][ti]);
         }
+        for (int b = 0; o->fma && b < ATTN_BF16_COUNT; b++) {
+            char why[128];
+            if (!attn_bf16_available((attn_bf16_kind)b, why, sizeof why)) {
+                if (log && ti == 0)
+                    fprintf(log, "SKIP bf16 %s: %s\n", attn_bf16_name((attn_bf16_kind)b), why);
+                continue;
+            }
+            pk->bf16_gflops[b][ti] =
+                attn_peak_measure_bf16((attn_bf16_kind)b, t, o->repetitions, o->seconds);
+            if (log)
+                fprintf(log, "bf16 %-11s threads=%-3d %9.1f GFLOP/s\n",
+                        attn_bf16_name((attn_bf16_kind)b), t, pk->bf16_gflops[b][ti]);
+        }
         for (int e = 0; o->exp && e < ATTN_EXP_COUNT; e++) {
             char why[128];
             if (!attn_exp_available((attn_exp_kind)e, why, sizeof why)) {
@@ -548,6 +567,17 @@ void attn_peak_print(FILE *f, const attn_peak *pk)
         fprintf(f, "\n%-26s", label);
         for (int ti = 0; ti < pk->n_threads; ti++)
             print_cell(f, pk->fma_chains[i][ti] ? pk->fma_chains[i][ti] : NAN, "%12.0f");
+        fprintf(f, "\n");
+    }
+    for (int b = 0; b < ATTN_BF16_COUNT; b++) {
+        char label[64];
+        snprintf(label, sizeof label, "bf16 %s GFLOP/s", attn_bf16_name((attn_bf16_kind)b));
+        fprintf(f, "%-26s", label);
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, pk->bf16_gflops[b][ti], "%12.1f");
+        char why[128] = "";
+        if (!attn_bf16_available((attn_bf16_kind)b, why, sizeof why))
+            fprintf(f, "  (%s)", why);
         fprintf(f, "\n");
     }
     for (int e = 0; e < ATTN_EXP_COUNT; e++) {

@@ -21,6 +21,10 @@ typedef enum attn_exp_kind {
     ATTN_EXP_COUNT
 } attn_exp_kind;
 
+/* bf16 products with f32 accumulation, the roofs of the bf16 tensor paths:
+ * vdpbf16ps on zmm (AVX512_BF16) and tdpbf16ps on AMX tiles. */
+typedef enum attn_bf16_kind { ATTN_BF16_AVX512, ATTN_BF16_AMX, ATTN_BF16_COUNT } attn_bf16_kind;
+
 enum { ATTN_PEAK_MAX_THREAD_COUNTS = 16 };
 
 typedef struct attn_peak {
@@ -36,6 +40,9 @@ typedef struct attn_peak {
     double read_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
     char read_kernel[ATTN_PEAK_MAX_THREAD_COUNTS][32];
     double triad_gbytes_per_s[ATTN_PEAK_MAX_THREAD_COUNTS];
+    /* bf16 GFLOP/s (2 per multiply-add of a bf16 pair), best of several
+     * kernels; NaN where the CPU lacks the instructions. */
+    double bf16_gflops[ATTN_BF16_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
 } attn_peak;
 
 typedef struct attn_peak_opts {
@@ -50,6 +57,13 @@ attn_peak_opts attn_peak_default_opts(void);
 enum { ATTN_PEAK_DEFAULT_BW_MIB = 512 };
 
 const char *attn_isa_name(attn_isa isa);
+/* "avx512_bf16" (vdpbf16ps), "amx_bf16" (tdpbf16ps). */
+const char *attn_bf16_name(attn_bf16_kind kind);
+/* 1 when this CPU runs the kind's kernel; else 0 and `why` ("needs
+ * avx512_bf16", or the kernel's refusal of AMX tile state). */
+int attn_bf16_available(attn_bf16_kind kind, char *why, size_t cap);
+/* bf16 GFLOP/s of the team, best of the kind's kernels, median of `reps`. */
+double attn_peak_measure_bf16(attn_bf16_kind kind, int threads, int reps, double seconds);
 const char *attn_exp_name(attn_exp_kind kind);
 /* 1 when this CPU (after ATTN_CPU_MASK) runs the ISA's kernel; otherwise 0
  * and `why` names the missing features ("needs avx512f"). */

@@ -7,6 +7,12 @@
 #ifndef ATTN_PEAK_FMA_CHAINS_H
 #define ATTN_PEAK_FMA_CHAINS_H
 
+/* The two operands beside each accumulator: set like the accumulators
+ * unless the ISA's instruction takes another type (bf16 pairs). */
+#ifndef PEAK_OPERAND
+#define PEAK_OPERAND PEAK_SET1
+#endif
+
 enum { PEAK_MAX_CHAINS = 28 };
 
 static inline __attribute__((always_inline)) PEAK_VEC peak_chains(long rounds, const int chains)
@@ -20,7 +26,7 @@ static inline __attribute__((always_inline)) PEAK_VEC peak_chains(long rounds, c
         __asm__("" : "+v"(acc[j]));
     }
     /* acc -> c / (1 - m) = 1: values stay near 1, never subnormal or Inf. */
-    const PEAK_VEC m = PEAK_SET1(0.999999f), c = PEAK_SET1(1e-6f);
+    const PEAK_VEC m = PEAK_OPERAND(0.999999f), c = PEAK_OPERAND(1e-6f);
     for (long r = 0; r < rounds; r++) {
         /* Unrolled whatever the count: a loop over the array would keep
          * the chains in memory (gcc stops unrolling fully near 20). */

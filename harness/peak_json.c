@@ -56,6 +56,15 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
         write_thread_map(f, pk, pk->exp_gelem_per_s[e]);
         first = 0;
     }
+    fprintf(f, "},\n%*s\"bf16_gflops\": {", in, "");
+    first = 1;
+    for (int b = 0; b < ATTN_BF16_COUNT; b++) {
+        if (!any_finite(pk, pk->bf16_gflops[b]))
+            continue;
+        fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_bf16_name((attn_bf16_kind)b));
+        write_thread_map(f, pk, pk->bf16_gflops[b]);
+        first = 0;
+    }
     fprintf(f, "},\n%*s\"fma_chains\": {", in, "");
     first = 1;
     for (int i = 0; i < ATTN_ISA_COUNT; i++) {
@@ -304,6 +313,13 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
                 int ti = attn_peak_add_threads(r->pk, threads);
                 if (ti >= 0)
                     r->pk->fma_gflops[i][ti] = x, r->found++;
+            }
+    } else if (n == 3 && strcmp(k[0], "bf16_gflops") == 0) {
+        for (int b = 0; b < ATTN_BF16_COUNT; b++)
+            if (strcmp(k[1], attn_bf16_name((attn_bf16_kind)b)) == 0) {
+                int ti = attn_peak_add_threads(r->pk, threads);
+                if (ti >= 0)
+                    r->pk->bf16_gflops[b][ti] = x;
             }
     } else if (n == 3 && strcmp(k[0], "fma_chains") == 0) {
         for (int i = 0; i < ATTN_ISA_COUNT; i++)

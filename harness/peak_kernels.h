@@ -35,6 +35,17 @@ extern const attn_peak_fma_kernel attn_peak_fma_avx2_kernels[];
 /* vfmadd on zmm (AVX-512F). */
 extern const attn_peak_fma_kernel attn_peak_fma_avx512_kernels[];
 
+/* bf16 kernels (peak_avx512bf16.c, peak_amx.c): `chains` independent
+ * instructions per round, each `lanes` bf16 multiply-adds (2 flops). The
+ * vdpbf16ps ones are named attn_peak_fma_avx512bf16_c<n> for the spill test. */
+extern const attn_peak_fma_kernel attn_peak_bf16_avx512_kernels[];
+extern const attn_peak_fma_kernel attn_peak_bf16_amx_kernels[];
+
+/* One kernel on a team of `threads`: GFLOP/s, median of `reps` runs of
+ * about `seconds` each (peak.c). */
+double attn_peak_measure_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
+                                double seconds);
+
 /* y[i] = exp(x[i]) with glibc's expf (naive, blocked, blas, stream, xsmm);
  * the SIMD exps are the variants' own attn_exp_avx2_array and
  * attn_exp_avx512_array (impls/). */

@@ -21,6 +21,9 @@ set(ATTNBENCH_SOURCES
   harness/peak_stream.c
   harness/peak_avx2.c
   harness/peak_avx512.c
+  harness/peak_bf16.c
+  harness/peak_avx512bf16.c
+  harness/peak_amx.c
   harness/results_csv.c
   harness/progress.c
   harness/matrix_plan.c
@@ -48,6 +51,10 @@ set_source_files_properties(harness/peak_scalar.c PROPERTIES
   COMPILE_OPTIONS "-fno-tree-vectorize;-fno-tree-slp-vectorize")
 set_source_files_properties(harness/peak_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 set_source_files_properties(harness/peak_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+# The bf16 roofs: only these two files get the bf16 tensor ISAs' flags.
+set_source_files_properties(harness/peak_avx512bf16.c PROPERTIES COMPILE_OPTIONS
+  "-mavx512f;-mavx512bf16")
+set_source_files_properties(harness/peak_amx.c PROPERTIES COMPILE_OPTIONS "-mamx-tile;-mamx-bf16")
 # What the results' .meta.json says about this build.
 get_directory_property(ATTNBENCH_DIR_OPTIONS COMPILE_OPTIONS)
 string(TOUPPER "${CMAKE_BUILD_TYPE}" ATTNBENCH_BUILD_TYPE_UPPER)

@@ -1,6 +1,8 @@
 /* One-time CPU detection: CPUID for what the core implements, XGETBV for
  * what the OS actually saves on a context switch (an AVX-512 core under an
  * OS that does not save ZMM state must not run AVX-512 code). */
+/* syscall(): arch_prctl has no libc wrapper. */
+#define _DEFAULT_SOURCE
 #include "cpu_features.h"
 
 #include <cpuid.h>
@@ -8,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static const struct {
     uint32_t bit;
@@ -228,9 +232,26 @@ static void read_brand(char *out, size_t cap)
 static attn_cpu_info cpu_info;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
+/* Linux (5.16+) keeps AMX tile data off until a process asks for it; the
+ * first tile instruction without the grant is a SIGILL. */
+static int request_amx_state(void)
+{
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 ? 0 : -1;
+#else
+    return -1;
+#endif
+}
+
 static void detect_once(void)
 {
     cpu_info.detected = detect_features();
+    if ((cpu_info.detected & ATTN_CPU_AMX_TILE) && request_amx_state() != 0) {
+        cpu_info.detected &= ~(uint32_t)(ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16 | ATTN_CPU_AMX_INT8);
+        snprintf(cpu_info.amx_refused, sizeof cpu_info.amx_refused,
+                 "the kernel did not grant AMX tile state");
+    }
     read_brand(cpu_info.model, sizeof cpu_info.model);
     read_identity(&cpu_info);
     const char *spec = getenv("ATTN_CPU_MASK");

@@ -40,6 +40,10 @@ typedef struct attn_cpu_info {
      * fields folded in as the vendors' manuals define them. */
     char vendor[16];
     int family, model_id, stepping;
+    /* Linux grants AMX tile data only on request (arch_prctl
+     * ARCH_REQ_XCOMP_PERM); detection asks once. When the CPU has AMX but
+     * the kernel refused, the AMX bits are cleared and this says so. */
+    char amx_refused[96];
 } attn_cpu_info;
 
 /* CPUID leaf 1 EAX to the display family, model and stepping: family =

@@ -8,7 +8,8 @@ not the FMA units (that is how the AVX2 peak once under-read a Zen 3 by
 1.75x). Disassembles every attn_peak_fma_<isa>_c<chains> function, finds
 its loop (the backward conditional jump) and fails on any instruction in
 the loop body with a memory operand, or when a kernel has no loop or fewer
-FMA (scalar: multiply) instructions in its loop than it has chains.
+FMA (scalar: multiply; avx512bf16: vdpbf16ps) instructions in its loop
+than it has chains.
 """
 import re
 import subprocess
@@ -49,7 +50,7 @@ def check(name, isa, chains, insns):
     body = [(a, m, o) for a, m, o in insns if start <= a <= end]
     errors = [f"{name}: memory operand in the loop at {a:x}: {m} {o}" for a, m, o in body
               if "(" in o and not JUMP.match(m)]
-    arith = "mulss" if isa == "scalar" else "vfmadd"
+    arith = {"scalar": "mulss", "avx512bf16": "vdpbf16ps"}.get(isa, "vfmadd")
     count = sum(1 for _, m, _ in body if m.startswith(arith))
     if count < chains:
         errors.append(f"{name}: {count} {arith} in the loop, want >= {chains}")
