@@ -29,6 +29,7 @@ set(ATTNBENCH_SOURCES
   harness/cmd_peak.c
   harness/cmd_rss.c
   harness/rss_probe.c
+  harness/peer_client.c harness/peer_client.h
   harness/cmd_matrix.c
 )
 find_package(benchmark REQUIRED)
