@@ -35,7 +35,8 @@ struct attn_peer {
     int to_fd, from_fd;
     char *rbuf; /* bytes read but not yet consumed as lines */
     size_t rlen, rcap;
-    int broken; /* after a timeout, death or garbage: only close is allowed */
+    size_t line_len; /* of the line read_line handed out, its '\n' included */
+    int broken;      /* after a timeout, death or garbage: only close is allowed */
     char broken_why[600];
     char name[32];
     char version[64];
@@ -303,7 +304,7 @@ static int write_all(attn_peer *p, const char *text, size_t len, int64_t deadlin
     return rc;
 }
 
-/* Reads one line (without its '\n') into *line, valid until the next read. */
+/* Reads one line (without its '\n') into *line, valid until consume_line. */
 static int read_line(attn_peer *p, int64_t deadline, char **line)
 {
     for (;;) {
@@ -311,6 +312,7 @@ static int read_line(attn_peer *p, int64_t deadline, char **line)
         if (nl) {
             *nl = '\0';
             *line = p->rbuf;
+            p->line_len = (size_t)(nl - p->rbuf) + 1;
             return ATTN_PEER_OK;
         }
         if (p->rlen >= MAX_LINE)
@@ -341,10 +343,9 @@ static int read_line(attn_peer *p, int64_t deadline, char **line)
 /* Drops the line read_line handed out. */
 static void consume_line(attn_peer *p)
 {
-    char *end = memchr(p->rbuf, '\0', p->rlen);
-    size_t used = (size_t)(end - p->rbuf) + 1;
-    memmove(p->rbuf, p->rbuf + used, p->rlen - used);
-    p->rlen -= used;
+    memmove(p->rbuf, p->rbuf + p->line_len, p->rlen - p->line_len);
+    p->rlen -= p->line_len;
+    p->line_len = 0;
 }
 
 /* ---- replies ---- */
@@ -455,8 +456,14 @@ static int exchange(attn_peer *p, const char *request, const char *what, int tim
     while (*s == ' ' || *s == '\t' || *s == '\r')
         s++;
     char perr[160] = "";
-    int bad = *s != '{' ? (snprintf(perr, sizeof perr, "not a JSON object"), 1)
-                        : attn_json_walk(line, strlen(line), take_reply, r, perr, sizeof perr);
+    const size_t len = p->line_len - 1;
+    int bad = 0;
+    if (strlen(line) != len) /* a NUL inside: no JSON text has one */
+        bad = (snprintf(perr, sizeof perr, "a NUL byte in the line"), 1);
+    else if (*s != '{')
+        bad = (snprintf(perr, sizeof perr, "not a JSON object"), 1);
+    else
+        bad = attn_json_walk(line, len, take_reply, r, perr, sizeof perr) != 0;
     if (bad || !r->has_ok) {
         char q[100];
         quote(line, q, sizeof q);

@@ -12,6 +12,7 @@ picks a behaviour:
   hangs     setup never answers
   quitter   exits right after hello, before reading anything
   shortns   time answers one number fewer than asked
+  chunked   like fake, but each reply arrives in three writes 50 ms apart
 """
 
 import json
@@ -22,8 +23,19 @@ import sys
 import time
 
 
+CHUNKED = len(sys.argv) > 1 and sys.argv[1] == "chunked"
+
+
 def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
+    text = json.dumps(obj) + "\n"
+    if CHUNKED:  # the client must put a line together from partial reads
+        third = len(text) // 3
+        for part in (text[:third], text[third:2 * third], text[2 * third:]):
+            sys.stdout.write(part)
+            sys.stdout.flush()
+            time.sleep(0.05)
+        return
+    sys.stdout.write(text)
     sys.stdout.flush()
 
 

@@ -36,7 +36,7 @@ static int gone(pid_t pid)
     return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-static void round_trip(check_tally *t)
+static void round_trip(check_tally *t, const char *mode)
 {
     char err[512] = "", op[512] = "";
     attn_peer_buffer b;
@@ -49,8 +49,8 @@ static void round_trip(check_tally *t)
     ((float *)b.q)[0] = 0.5f;
 
     attn_peer *p = NULL;
-    int rc = start("fake", &p, err, sizeof err);
-    CHECK(t, rc == ATTN_PEER_OK && p, "start: %d %s", rc, err);
+    int rc = start(mode, &p, err, sizeof err);
+    CHECK(t, rc == ATTN_PEER_OK && p, "%s: start: %d %s", mode, rc, err);
     if (!p) {
         attn_peer_buffer_close(&b, err, sizeof err);
         return;
@@ -208,7 +208,8 @@ int main(int argc, char **argv)
     python = argv[1];
     fake = argv[2];
     check_tally t = {0, 0};
-    round_trip(&t);
+    round_trip(&t, "fake");
+    round_trip(&t, "chunked"); /* replies in pieces */
     broken_setup(&t, "garbage", 5000, ATTN_PEER_EPROTO, "not the protocol");
     broken_setup(&t, "dies", 5000, ATTN_PEER_EDEAD, "exited with status 3");
     broken_setup(&t, "hangs", 1500, ATTN_PEER_ETIMEOUT, "within 1500 ms");
