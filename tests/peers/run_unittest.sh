@@ -11,6 +11,7 @@ if [[ ! -x $python ]]; then
     echo "0 passed, 1 failed"
     exit 1
 fi
+python=$(realpath -s "$python") # still right after the cd below
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 modules=()
 for f in "$@"; do
