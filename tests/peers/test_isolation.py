@@ -34,6 +34,14 @@ class TestIsolation(unittest.TestCase):
             codes = {peer: w.close() for peer, w in workers.items()}
         self.assertEqual(codes, {peer: 0 for peer in MARKERS}, "each worker exits 0 on quit")
 
+    def test_eof_is_quit(self):
+        """A harness that dies closes the worker's stdin: the worker must exit 0, not linger."""
+        w = Worker("onnxruntime")
+        self.assertTrue(w.hello.get("ok"), w.hello)
+        w.proc.stdin.close()
+        self.assertEqual(w.proc.wait(timeout=30), 0)
+        w.proc.stdout.close()
+
     def test_unknown_peer_says_so(self):
         w = Worker("tensorflow")
         self.assertEqual(w.hello["ok"], False)
