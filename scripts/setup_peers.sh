@@ -15,6 +15,11 @@ venv="$root/.venv-peers"
 pins="$root/scripts/requirements-peers.txt"
 stamp="$venv/.requirements.sha256"
 want=$(sha256sum "$pins" | cut -d' ' -f1)
+# One set-up at a time (two would delete each other's files mid-install);
+# the lock is on the pins file itself, so no lock file is left behind. A
+# waiter then finds the stamp in place and is done.
+exec 9<"$pins"
+flock 9
 if [[ -x $venv/bin/python3 && -f $stamp && $(cat "$stamp") == "$want" ]]; then
     exit 0
 fi

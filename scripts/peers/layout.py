@@ -155,6 +155,9 @@ class SharedBuffer:
     def write_o(self, values, already_storage=False):
         """O in attnbench's layout; `values` are float32 unless already in O's storage type."""
         out = self.views["o"]
+        if already_storage and np.asarray(values).dtype != out.dtype:
+            # An adapter bug, not a rounding to paper over: O would silently change type.
+            raise ProblemError(f"the peer's output is {np.asarray(values).dtype}, O is {self.types['o']}")
         out[...] = values if already_storage else from_f32(values, self.types["o"])
 
     def close(self):

@@ -25,8 +25,6 @@ import numpy as np
 
 from protocol import Skip, require_one_type
 
-ENV = {}  # ORT's spinning is a session option (below), not an environment variable
-
 ort = None
 onnx = None
 

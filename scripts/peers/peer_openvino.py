@@ -22,8 +22,6 @@ import numpy as np
 
 from protocol import Skip, require_one_type
 
-ENV = {}
-
 ov = None
 ops = None
 

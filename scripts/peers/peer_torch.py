@@ -11,10 +11,6 @@ torch's CPU kernels (checked by tests/peers/test_peer_torch.py).
 
 from protocol import require_one_type
 
-# torch's CPU wheel uses GNU OpenMP (libgomp): PASSIVE makes idle pool
-# threads sleep instead of spinning for GOMP_SPINCOUNT iterations.
-ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
-
 torch = None
 F = None
 

@@ -14,10 +14,21 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import protocol  # noqa: E402
-from layout import ProblemError, Shape, SharedBuffer  # noqa: E402
 from protocol import Skip  # noqa: E402
 
+# layout (numpy) is imported with the library, so that a missing numpy is a
+# hello with a reason too, not a worker that dies before saying anything.
+layout = None
+
 PEERS = {"torch": "peer_torch", "onnxruntime": "peer_onnxruntime", "openvino": "peer_openvino"}
+
+# Spin-waiting off, set before anything is imported: a thread pool reads its
+# environment once, at start-up. A spinning pool burns the cores of whoever
+# shares the machine between calls, and flatters or ruins timings by turns.
+# torch's wheel uses GNU OpenMP (libgomp): PASSIVE makes idle threads sleep
+# at once. ONNX Runtime's switch is a session option (peer_onnxruntime.py);
+# OpenVINO's CPU plugin runs on oneTBB, which has none (docs/peers.md).
+SPIN_ENV = {"torch": {"OMP_WAIT_POLICY": "PASSIVE"}, "onnxruntime": {}, "openvino": {}}
 
 
 class Worker:
@@ -39,11 +50,11 @@ class Worker:
 
     def setup(self, req):
         self.drop()
-        shape = Shape.from_json(req.get("shape"))
+        shape = layout.Shape.from_json(req.get("shape"))
         threads = req.get("threads")
         if not isinstance(threads, int) or threads < 1:
-            raise ProblemError(f"threads = {threads!r} must be a whole number >= 1")
-        self.buffer = SharedBuffer(req.get("buffer"), shape, req.get("types"), req.get("offsets"))
+            raise layout.ProblemError(f"threads = {threads!r} must be a whole number >= 1")
+        self.buffer = layout.SharedBuffer(req.get("buffer"), shape, req.get("types"), req.get("offsets"))
         adapter = self.module.Adapter(shape, self.buffer.types, threads)
         op = adapter.build(self.buffer)
         adapter.call()  # the untimed call whose output goes back to the client
@@ -54,11 +65,11 @@ class Worker:
     def timed(self, req, empty):
         reps = req.get("reps")
         if not isinstance(reps, int) or reps < 1:
-            raise ProblemError(f"reps = {reps!r} must be a whole number >= 1")
+            raise layout.ProblemError(f"reps = {reps!r} must be a whole number >= 1")
         if empty:
             return {"ok": True, "ns": protocol.timed_calls(protocol.empty_call, reps)}
         if self.adapter is None:
-            raise ProblemError("'time' before a successful 'setup'")
+            raise layout.ProblemError("'time' before a successful 'setup'")
         with self.adapter.timing_context():
             ns = protocol.timed_calls(self.adapter.call, reps)
         return {"ok": True, "ns": ns}
@@ -78,7 +89,7 @@ class Worker:
         except Skip as e:
             self.drop()
             return {"ok": False, "skip": str(e)}
-        except ProblemError as e:
+        except layout.ProblemError as e:
             self.drop()
             return {"ok": False, "error": str(e)}
         except Exception as e:  # the library's own failure: tell the client, stay up
@@ -111,12 +122,11 @@ def main(argv):
         protocol.send(channel, {"hello": name, "ok": False,
                                 "reason": f"usage: worker.py PEER, PEER one of {', '.join(PEERS)}"})
         return 0
-    module = importlib.import_module(PEERS[name])
-    # Spin-waiting off before the library loads: its thread pool reads these
-    # once, at start-up. A spinning pool would burn the other engineers'
-    # cores between calls and flatter or ruin the timings by turns.
-    os.environ.update(module.ENV)
+    global layout
+    os.environ.update(SPIN_ENV[name])
     try:
+        layout = importlib.import_module("layout")
+        module = importlib.import_module(PEERS[name])
         version = module.load()
     except Exception as e:  # ImportError, or a broken shared library
         protocol.send(channel, {"hello": name, "ok": False, "reason": f"cannot import {name}: {e}"})

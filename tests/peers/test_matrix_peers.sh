@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ctest peers_matrix_fake / peers_matrix_real: matrix --peers end to end.
+#   test_matrix_peers.sh fake ATTNBENCH PEAK WORKDIR FAKE_PEER_SH
+#   test_matrix_peers.sh real ATTNBENCH PEAK WORKDIR PEERS_PYTHON
+# fake: a peer whose output is wrong is a failed row (a finding with E_M and
+#       the rule that caught it), timed in rounds paired with a variant, and
+#       the matrix still exits 0; a peer that cannot import its library is a
+#       skipped row saying so.
+# real: every peer has a row per cell of the test preset, kind = peer, each
+#       ok row with E_M within rule A and a paired variant, versions in the
+#       sidecar.
+set -u
+mode=$1 attnbench=$2 peak=$3 work=$4 extra=$5
+mkdir -p "$work" && cd "$work" || exit 1
+fail=0
+check() { if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=$((fail + 1)); fi; }
+rows() { # rows CSV PYTHON-EXPR: exit 0 when the expression holds
+    python3 - "$1" "$2" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+peer = [r for r in rows if r["kind"] == "peer"]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+run() { # run OUT [matrix args...]
+    local out=$1
+    shift
+    "$attnbench" matrix --preset test --variant avx2 --variant stream --threads 2 \
+        --repetitions 1 --min-time 0 --peak "$peak" --out "$out.csv" --overwrite \
+        --peer-rounds 2 "$@" >"$out.log" 2>&1
+}
+if [[ $mode == fake ]]; then
+    FAKE_PEER_MODE=fake run wrong --peers torch,openvino --peer-python sh --peer-worker "$extra"
+    check "exit 0: a wrong peer is a finding, not a failure of the run" test $? -eq 0
+    check "a row per peer and cell, paired with a variant" rows wrong.csv \
+        'len(peer) == 6 and all(r["paired_variant"] in ("avx2", "stream") and float(r["paired_time_ns_median"]) > 0 for r in peer)'
+    check "its wrong output failed rule A, with E_M" rows wrong.csv \
+        'all(r["status"] == "failed" and r["reason"].startswith("rule A") and float(r["max_err_u"]) > 1e3 for r in peer)'
+    check "the op and the empty-call overhead are in the row" rows wrong.csv \
+        'all(r["peer_op"].startswith("fake(") and float(r["overhead_ns"]) > 0 for r in peer)'
+    check "the summary names the findings" grep -q "peer rows failed" wrong.log
+    FAKE_PEER_MODE=nolib run nolib --peers torch --peer-python sh --peer-worker "$extra"
+    check "a peer without its library: skipped rows saying why" rows nolib.csv \
+        'len(peer) == 3 and all(r["status"] == "skipped" and "cannot import nolib" in r["reason"] for r in peer)'
+    FAKE_PEER_MODE=skipper run skipper --peers onnxruntime --peer-python sh --peer-worker "$extra"
+    check "a peer that cannot do the problem: skipped with its reason" rows skipper.csv \
+        'len(peer) == 3 and all(r["status"] == "skipped" and r["reason"] for r in peer)'
+    "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
+    check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
+    total=8
+else
+    run real --peers all --peer-python "$extra"
+    check "exit 0" test $? -eq 0
+    check "three peers x three cells" rows real.csv \
+        'sorted({r["variant"] for r in peer}) == ["onnxruntime", "openvino", "torch"] and len(peer) == 9'
+    check "every ok peer row is checked (E_M) and paired" rows real.csv \
+        'all(float(r["max_err_u"]) < 100 and r["paired_variant"] for r in peer if r["status"] == "ok") and sum(r["status"] == "ok" for r in peer) >= 6'
+    check "no peer row failed" rows real.csv 'not [r for r in peer if r["status"] == "failed"]'
+    check "the sidecar has the versions" python3 -c '
+import json, sys
+p = json.load(open("real.meta.json")).get("peers", {})
+sys.exit(0 if set(p) == {"torch", "onnxruntime", "openvino"} else 1)'
+    total=5
+fi
+echo "matrix_peers_$mode: $((total - fail)) passed, $fail failed"
+exit $((fail > 0))
