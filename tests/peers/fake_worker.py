@@ -60,10 +60,13 @@ def setup(req):
 
 def main():
     mode = sys.argv[1]
+    # The name the hello gives: the mode, or the peer a matrix run asked for
+    # (tests/peers/fake_peer.sh stands in for every peer).
+    hello = os.environ.get("FAKE_PEER_HELLO") or mode
     if mode == "nolib":
-        send({"hello": mode, "ok": False, "reason": "cannot import nolib: No module named 'nolib'"})
+        send({"hello": hello, "ok": False, "reason": "cannot import nolib: No module named 'nolib'"})
         return 0
-    send({"hello": mode, "ok": True, "version": "0.0-fake", "pid": os.getpid()})
+    send({"hello": hello, "ok": True, "version": "0.0-fake", "pid": os.getpid()})
     if mode == "quitter":
         return 0
     for line in sys.stdin:
