@@ -79,6 +79,12 @@ void matrix_warn_roof(const attn_result_row *r);
 struct attn_perf_cell;
 int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 
+/* Output `o` of a call on `c`'s inputs against the double reference on
+ * sampled rows, judged with `judge`'s exp error and rescale block: the
+ * row's error columns, and status failed with the first rule it broke. */
+void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const float *o,
+                         int threads, int all, attn_result_row *row);
+
 /* The roof test for a row with timings: pct_peak and roof_exceeded. */
 void matrix_judge_roof(attn_result_row *row);
 

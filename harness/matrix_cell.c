@@ -46,13 +46,20 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
         attn_result_row_set(row, ATTN_ROW_FAILED, "guard bytes around the workspace overwritten");
         return -1;
     }
+    matrix_check_output(c->variant, c, c->o, c->threads, all, row);
+    return 0;
+}
+
+void matrix_check_output(const attn_variant *judge, const attn_perf_cell *c, const float *o,
+                         int threads, int all, attn_result_row *row)
+{
     attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
-    p.threads = c->threads;   /* rule A's r counts the run's threads */
+    p.threads = threads;      /* rule A's r counts the run's threads */
     omp_set_num_threads(all); /* the reference itself may use every core */
     attn_err_stats st;
-    if (attn_check_output(c->variant, &p, c->o, check_row_stride(&c->shape), &st) != ATTN_OK) {
+    if (attn_check_output(judge, &p, o, check_row_stride(&c->shape), &st) != ATTN_OK) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
-        return 0;
+        return;
     }
     row->max_err_u = st.e_m;
     row->max_err_d_u = st.e_d;
@@ -60,7 +67,6 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
     row->nmse = attn_err_nmse(&st);
     if (st.failures)
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
-    return 0;
 }
 
 static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_plan_choice *plan,

@@ -125,30 +125,6 @@ static double median_ns(const int64_t *ns, int n, double *lo, double *hi)
     return m;
 }
 
-/* The peer's output (its untimed first call) against the reference. */
-static void check_peer_output(const attn_perf_cell *cell, const attn_peer_buffer *buf, int threads,
-                              int all, attn_result_row *row)
-{
-    attn_problem p = attn_problem_make(&cell->shape, cell->q, cell->k, cell->v, NULL);
-    p.threads = threads;
-    omp_set_num_threads(all);
-    attn_err_stats st;
-    int64_t stride = 1;
-    double flops = attn_perf_flops(&cell->shape);
-    if (flops > 2e8)
-        stride = (int64_t)ceil(flops / 2e8) | 1;
-    if (attn_check_output(&peer_judge, &p, buf->o, stride, &st) != ATTN_OK) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the reference");
-        return;
-    }
-    row->max_err_u = st.e_m;
-    row->max_err_d_u = st.e_d;
-    row->bound_u = st.bound_u;
-    row->nmse = attn_err_nmse(&st);
-    if (st.failures)
-        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
-}
-
 typedef struct timing {
     int64_t *peer, *variant;
     int n_peer, n_variant;
@@ -228,7 +204,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     } else if (rc != ATTN_PEER_OK) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "setup: %s", err);
     } else {
-        check_peer_output(&cell, &buf, pc->threads, all, row);
+        /* Its untimed first call's output, judged like a variant's. */
+        matrix_check_output(&peer_judge, &cell, buf.o, pc->threads, all, row);
         int64_t empty[EMPTY_REPS];
         double lo, hi;
         if (attn_peer_empty(peer, EMPTY_REPS, SETUP_TIMEOUT_MS, empty, err, sizeof err) ==
