@@ -453,19 +453,8 @@ static void default_variants(matrix_opts *o)
 {
     if (o->n_variants > 0)
         return;
-    const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o->preset);
-    if (!info->variants) {
-        for (int i = 0; i < attn_variants_count && o->n_variants < MAX_VARIANTS; i++)
-            o->variants[o->n_variants++] = &attn_variants[i];
-        return;
-    }
-    for (int i = 0; info->variants[i] && o->n_variants < MAX_VARIANTS; i++) {
-        const attn_variant *v = attn_find_variant(info->variants[i]);
-        if (v)
-            o->variants[o->n_variants++] = v;
-        else
-            fprintf(stderr, "matrix: note: variant %s is not in this build\n", info->variants[i]);
-    }
+    o->n_variants =
+        attn_perf_preset_variants((attn_perf_preset)o->preset, o->variants, MAX_VARIANTS);
 }
 
 static int matrix_main(matrix_opts *o, attn_interrupt *in)

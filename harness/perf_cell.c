@@ -10,10 +10,6 @@
 #include "cases.h"
 #include "perf_cases.h"
 
-/* naive materialises n_q x n_kv scores per head on one thread: at n = 8192
- * that is ~34 GFLOP per head at a few GFLOP/s, minutes per call. */
-enum { NAIVE_MAX_N = 8192 };
-
 int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int threads,
                           size_t *workspace_bytes, char *why, size_t cap)
 {
@@ -39,8 +35,9 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int thread
                  attn_workspace_limit());
         return 1;
     }
-    if (strcmp(v->name, "naive") == 0 && s->n_q >= NAIVE_MAX_N && s->n_kv >= NAIVE_MAX_N) {
-        snprintf(why, cap, "skipped: naive at n >= %d takes minutes per call", NAIVE_MAX_N);
+    if (attn_cost_too_slow(v, s)) {
+        snprintf(why, cap, "skipped: %s at n >= %d takes minutes per call", v->name,
+                 ATTN_QUADRATIC_ONE_THREAD_MAX_N);
         return 1;
     }
     return 0;

@@ -68,7 +68,7 @@ static void make_plan(const attn_problem *p, plan *pl)
     pl->workers = pl->items >= p->threads ? p->threads : 1;
 }
 
-int attn_blas_workspace(const attn_problem *p_in, size_t *bytes)
+static int blas_workspace(const attn_problem *p_in, size_t *bytes)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
@@ -180,7 +180,7 @@ static void zero_unseen_rows(const attn_problem *p, const plan *pl)
             memset(attn_o_head(p, b, h), 0, sizeof(float) * (size_t)pl->first * s->d_v);
 }
 
-int attn_blas_run(const attn_problem *p_in, void *workspace)
+static int blas_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
@@ -220,3 +220,15 @@ int attn_blas_run(const attn_problem *p_in, void *workspace)
     openblas_set_num_threads(saved);
     return ATTN_OK;
 }
+
+const attn_variant attn_variant_blas = {
+    .name = "blas",
+    .required_features = 0, /* OpenBLAS picks its kernels at run time */
+    .description = "NumPy-style peer: OpenBLAS sgemm for S and P.V, softmax by row between",
+    .family = ATTN_FAMILY_TWO_PASS,
+    .cost = ATTN_COST_BASELINE,
+    .exp_ulps = 1,                                    /* glibc expf: < 1 ulp */
+    .tiles = {.rows = ROW_BLOCK, .keys = SLICE_ROWS}, /* row block, causal P.V slice */
+    .workspace_size = blas_workspace,
+    .run = blas_run,
+};

@@ -88,7 +88,7 @@ static int layout(const attn_shape *s, int32_t bq, block_layout *l)
     return l->total < scores ? -1 : 0;
 }
 
-int attn_blocked_workspace(const attn_problem *p, size_t *bytes)
+static int blocked_workspace(const attn_problem *p, size_t *bytes)
 {
     attn_problem f = attn_fold_decode_heads(p);
     block_layout l;
@@ -273,7 +273,7 @@ static void run_block(const block_job *jb, float *ws, const block_layout *l)
     output_pass(jb, ws + l->scores, ws + l->sum, n_keys);
 }
 
-int attn_blocked_run(const attn_problem *p_in, void *workspace)
+static int blocked_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
@@ -318,3 +318,15 @@ int attn_blocked_run(const attn_problem *p_in, void *workspace)
     }
     return ATTN_OK;
 }
+
+const attn_variant attn_variant_blocked = {
+    .name = "blocked",
+    .required_features = 0,
+    .description = "cache-blocked plain C: query block's score rows in L2, two-pass softmax",
+    .family = ATTN_FAMILY_TWO_PASS,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles = {.keys = KEY_TILE, .rows = BQ_MAX, .reg_rows = MR, .reg_cols = NR},
+    .workspace_size = blocked_workspace,
+    .run = blocked_run,
+};

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu_features.h"
 #include "flash_driver.h"
 #include "simd_avx2.h"
 
@@ -305,12 +306,28 @@ void attn_exp_avx2_array(const float *x, float *y, size_t n)
     }
 }
 
-int attn_avx2_workspace(const attn_problem *p, size_t *bytes)
+static int avx2_workspace(const attn_problem *p, size_t *bytes)
 {
     return flash_workspace_size(p, &avx2_geometry, bytes);
 }
 
-int attn_avx2_run(const attn_problem *p, void *workspace)
+static int avx2_run(const attn_problem *p, void *workspace)
 {
     return flash_run(p, &avx2_geometry, avx2_kernel, workspace);
 }
+
+const attn_variant attn_variant_avx2 = {
+    .name = "avx2",
+    .required_features = ATTN_CPU_AVX2 | ATTN_CPU_FMA, /* flash_avx2.c: -mavx2 -mfma */
+    .description = "flash-attention-2 online softmax, AVX2+FMA; query rows as vector lanes",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* attn_exp_avx2: 0.765 ulp (tests/test_exp --all) */
+    .tiles = {.keys = KV_BLOCK,
+              .rows = LANES * MAX_VECTORS,
+              .lanes = LANES,
+              .reg_keys = 6,
+              .reg_cols = 6},
+    .workspace_size = avx2_workspace,
+    .run = avx2_run,
+};

@@ -22,6 +22,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu_features.h"
 #include "flash_driver.h"
 #include "simd_avx512.h"
 
@@ -564,12 +565,25 @@ void attn_exp_avx512_array(const float *x, float *y, size_t n)
     }
 }
 
-int attn_avx512_workspace(const attn_problem *p, size_t *bytes)
+static int avx512_workspace(const attn_problem *p, size_t *bytes)
 {
     return flash_workspace_size(p, &avx512_geometry, bytes);
 }
 
-int attn_avx512_run(const attn_problem *p, void *workspace)
+static int avx512_run(const attn_problem *p, void *workspace)
 {
     return flash_run(p, &avx512_geometry, avx512_kernel, workspace);
 }
+
+const attn_variant attn_variant_avx512 = {
+    .name = "avx512",
+    /* flash_avx512.c is built with -mavx512f -mfma; AVX512F implies AVX2 */
+    .required_features = ATTN_CPU_AVX512F | ATTN_CPU_FMA,
+    .description = "flash-attention-2 online softmax, AVX-512F; query rows as vector lanes",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 2, /* attn_exp_avx512: 1.062 ulp (tests/test_exp --all) */
+    .tiles = {.keys = KV_BLOCK, .rows = LANES * MAX_VECTORS, .lanes = LANES, .reg_keys = 6},
+    .workspace_size = avx512_workspace,
+    .run = avx512_run,
+};

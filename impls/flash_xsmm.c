@@ -88,7 +88,7 @@ static void make_plan(const attn_problem *p, plan *pl)
     pl->per_unit = 2 * line_floats(TQ) + line_floats((size_t)TQ * s->d_v);
 }
 
-int attn_xsmm_workspace(const attn_problem *p_in, size_t *bytes)
+static int xsmm_workspace(const attn_problem *p_in, size_t *bytes)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
@@ -374,7 +374,7 @@ static void merge_splits(const float *parts, const plan *pl, int32_t nr, int32_t
     }
 }
 
-int attn_xsmm_run(const attn_problem *p_in, void *workspace)
+static int xsmm_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
@@ -441,3 +441,22 @@ int attn_xsmm_run(const attn_problem *p_in, void *workspace)
     }
     return ATTN_OK;
 }
+
+static const char *xsmm_library_version(void)
+{
+    return LIBXSMM_CONFIG_VERSION;
+}
+
+const attn_variant attn_variant_xsmm = {
+    .name = "xsmm",
+    .required_features = 0, /* libxsmm JITs for the CPU it finds; plain C if it cannot */
+    .description = "flash-attention-2 online softmax, Q.K^T and P.V tiles as libxsmm JIT GEMMs",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles = {.keys = TK, .rows = TQ},
+    .library = "libxsmm",
+    .library_version = xsmm_library_version,
+    .workspace_size = xsmm_workspace,
+    .run = xsmm_run,
+};

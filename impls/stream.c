@@ -147,12 +147,25 @@ static void stream_kernel(const flash_tile *t)
     }
 }
 
-int attn_stream_workspace(const attn_problem *p, size_t *bytes)
+static int stream_workspace(const attn_problem *p, size_t *bytes)
 {
     return flash_workspace_size(p, &stream_geometry, bytes);
 }
 
-int attn_stream_run(const attn_problem *p, void *workspace)
+static int stream_run(const attn_problem *p, void *workspace)
 {
     return flash_run(p, &stream_geometry, stream_kernel, workspace);
 }
+
+const attn_variant attn_variant_stream = {
+    .name = "stream",
+    .required_features = 0,
+    .description = "flash-attention-2 online softmax, portable C: one pass over key blocks",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles =
+        {.keys = KV_BLOCK, .rows = MAX_ROWS, .lanes = LANES, .reg_keys = KEYS, .reg_cols = COLS},
+    .workspace_size = stream_workspace,
+    .run = stream_run,
+};
