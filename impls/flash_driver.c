@@ -208,10 +208,22 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
     }
 }
 
+/* The tile's key blocks through the geometry's block kernels: the mask
+ * only where some row of the tile stops seeing keys inside the block. */
+static void fold_blocks(const flash_geometry *g, const flash_tile *t)
+{
+    int32_t nv = t->rows / g->lanes;
+    const flash_block_fn *fn = g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1];
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
+        fn[t->seen_min < j0 + nb](t, j0, nb);
+    }
+}
+
 /* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
  * finish into O (no split) or leave the partial state for the merge. */
 static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
-                     flash_kernel kernel, float *slice, float *partials, int64_t unit)
+                     float *slice, float *partials, int64_t unit)
 {
     int64_t task = unit / pl->splits;
     int32_t chunk = (int32_t)(unit % pl->splits);
@@ -250,8 +262,10 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
-    if (tile.kv_begin < tile.kv_end)
-        (pl->few ? g->few_kernel : kernel)(&tile);
+    if (!pl->few)
+        fold_blocks(g, &tile);
+    else if (tile.kv_begin < tile.kv_end)
+        g->few_kernel(&tile);
     if (pl->splits == 1)
         finish_tile(p, pl, &t, seen, state);
 }
@@ -291,7 +305,7 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
     }
 }
 
-int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kernel, void *workspace)
+int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace)
 {
     flash_plan pl;
     int rc = make_plan(p, g, &pl);
@@ -305,7 +319,7 @@ int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kerne
         const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
         float *slice = ws + (size_t)tid * pl.slice_floats;
         for (int64_t u = tid; u < units; u += nth)
-            run_unit(p, g, &pl, kernel, slice, partials, u);
+            run_unit(p, g, &pl, slice, partials, u);
         if (pl.splits > 1) {
 #pragma omp barrier
             for (int64_t task = tid; task < pl.tasks; task += nth)

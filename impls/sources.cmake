@@ -7,6 +7,9 @@ set(ATTN_SOURCES
   impls/problem.c
   impls/visibility.c
   impls/flash_driver.c
+  impls/flash_avx512_decode.c
+  impls/exp_avx2.c
+  impls/exp_avx512.c
 )
 # The judge (reference/): its own library, built from include/attn.h and its
 # own headers only. The harness and tests use all of it; libattn.so links
@@ -26,9 +29,12 @@ foreach(line ${ATTN_VARIANT_LINES})
   endif()
   list(APPEND ATTN_SOURCES impls/${CMAKE_MATCH_2})
 endforeach()
-# Online-softmax variants: only the intrinsics files get ISA flags.
-set_source_files_properties(impls/flash_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
-set_source_files_properties(impls/flash_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+# Only the intrinsics files get ISA flags: per ISA its block kernels, its
+# decode kernel and its exp over arrays.
+set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
 

@@ -16,12 +16,6 @@
  * stay within L1/L2 while K and V stream past. */
 enum { LANES = 16, MAX_ROWS = 64, KV_BLOCK = 64, KEYS = 4, COLS = 4 };
 
-static const flash_geometry stream_geometry = {
-    .lanes = LANES,
-    .max_rows = MAX_ROWS,
-    .kv_block = KV_BLOCK,
-};
-
 static int32_t min32(int32_t a, int32_t b)
 {
     return a < b ? a : b;
@@ -135,17 +129,39 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
     }
 }
 
-static void stream_kernel(const flash_tile *t)
+static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
 {
     float alpha[MAX_ROWS];
-    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
-        int32_t nb = min32(t->kv_block, t->kv_end - j0);
-        int masked = t->seen_min < j0 + nb;
-        block_scores(t, j0, nb, masked);
-        int rescale = block_softmax(t, nb, alpha);
-        block_accumulate(t, j0, nb, masked, alpha, rescale);
-    }
+    block_scores(t, j0, nb, masked);
+    int rescale = block_softmax(t, nb, alpha);
+    block_accumulate(t, j0, nb, masked, alpha, rescale);
 }
+
+static void block_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 0);
+}
+
+static void block_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 1);
+}
+
+/* The loops run over the tile's rows, whatever their count: one pair of
+ * block functions serves every row-vector count. */
+static const flash_block_fn stream_blocks[FLASH_MAX_VECTORS][2] = {
+    {block_open, block_masked},
+    {block_open, block_masked},
+    {block_open, block_masked},
+    {block_open, block_masked},
+};
+
+static const flash_geometry stream_geometry = {
+    .lanes = LANES,
+    .max_rows = MAX_ROWS,
+    .kv_block = KV_BLOCK,
+    .blocks = stream_blocks,
+};
 
 static int stream_workspace(const attn_problem *p, size_t *bytes)
 {
@@ -154,7 +170,7 @@ static int stream_workspace(const attn_problem *p, size_t *bytes)
 
 static int stream_run(const attn_problem *p, void *workspace)
 {
-    return flash_run(p, &stream_geometry, stream_kernel, workspace);
+    return flash_run(p, &stream_geometry, workspace);
 }
 
 const attn_variant attn_variant_stream = {
