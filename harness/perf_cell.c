@@ -58,12 +58,6 @@ int attn_perf_copies(const attn_shape *s, long llc_bytes)
     return copies < 1 ? 1 : copies > MAX_COPIES ? MAX_COPIES : (int)copies;
 }
 
-/* Floats per copy, rounded up to a whole number of 64-byte lines. */
-static size_t padded(size_t floats)
-{
-    return (floats + 15) & ~(size_t)15;
-}
-
 static float *alloc_copies(size_t stride, int copies)
 {
     size_t bytes = stride * (size_t)copies * sizeof(float);
@@ -78,10 +72,10 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
     c->shape = *s;
     c->threads = threads;
     c->copies = attn_perf_copies(s, llc_bytes);
-    c->q_stride = padded(attn_q_elems(s));
-    c->k_stride = padded(attn_kv_elems(s, s->d_k));
-    c->v_stride = padded(attn_kv_elems(s, s->d_v));
-    c->o_stride = padded(attn_o_elems(s));
+    c->q_stride = attn_line_floats(attn_q_elems(s));
+    c->k_stride = attn_line_floats(attn_kv_elems(s, s->d_k));
+    c->v_stride = attn_line_floats(attn_kv_elems(s, s->d_v));
+    c->o_stride = attn_line_floats(attn_o_elems(s));
     c->q = alloc_copies(c->q_stride, c->copies);
     c->k = alloc_copies(c->k_stride, c->copies);
     c->v = alloc_copies(c->v_stride, c->copies);

@@ -57,7 +57,7 @@ static void make_plan(const attn_problem *p, plan *pl)
 {
     const attn_shape *s = &p->shape;
     int64_t heads = (int64_t)s->batch * s->heads_q;
-    pl->first = s->causal && s->n_q > s->n_kv ? s->n_q - s->n_kv : 0;
+    pl->first = attn_first_seeing_row(s);
     int32_t n = s->n_q - pl->first;
     /* Fewer heads than threads: cut each head into enough blocks. */
     int64_t cuts = heads >= p->threads ? 1 : (p->threads + heads - 1) / heads;
@@ -73,7 +73,7 @@ static int blas_workspace(const attn_problem *p_in, size_t *bytes)
     attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
     make_plan(&f, &pl);
-    size_t per = ((size_t)pl.rows * (size_t)f.shape.n_kv + 15) / 16 * 16;
+    size_t per = attn_line_floats((size_t)pl.rows * (size_t)f.shape.n_kv);
     if (__builtin_mul_overflow(per, (size_t)pl.workers * sizeof(float), bytes))
         return ATTN_ENOMEM;
     return ATTN_OK;
@@ -170,16 +170,6 @@ static block_job job_of(const attn_problem *p, const plan *pl, int64_t it)
     return jb;
 }
 
-static void zero_unseen_rows(const attn_problem *p, const plan *pl)
-{
-    const attn_shape *s = &p->shape;
-    if (pl->first == 0)
-        return;
-    for (int32_t b = 0; b < s->batch; b++)
-        for (int32_t h = 0; h < s->heads_q; h++)
-            memset(attn_o_head(p, b, h), 0, sizeof(float) * (size_t)pl->first * s->d_v);
-}
-
 static int blas_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
@@ -187,9 +177,9 @@ static int blas_run(const attn_problem *p_in, void *workspace)
     plan pl;
     make_plan(p, &pl);
     int32_t ld = p->shape.n_kv;
-    size_t per = ((size_t)pl.rows * (size_t)ld + 15) / 16 * 16;
+    size_t per = attn_line_floats((size_t)pl.rows * (size_t)ld);
     int saved = openblas_get_num_threads();
-    zero_unseen_rows(p, &pl);
+    attn_zero_rows_before(p, pl.first);
     if (pl.workers > 1) {
         openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p->threads)

@@ -25,16 +25,11 @@ typedef struct flash_plan {
     size_t total_bytes;
 } flash_plan;
 
-static size_t round16(size_t n)
-{
-    return (n + 15) & ~(size_t)15;
-}
-
 /* Adds n floats (64-byte aligned) at *end; returns where they start, or
  * SIZE_MAX on overflow. */
 static size_t carve(size_t *end, size_t n)
 {
-    size_t at = *end, r = round16(n);
+    size_t at = *end, r = attn_line_floats(n);
     if (r < n || at + r < at) {
         *end = SIZE_MAX;
         return SIZE_MAX;
@@ -72,7 +67,7 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         while (rows < pl->rows_per_head)
             rows *= 2;
         pl->rows = rows;
-        pl->ld = (int32_t)round16((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
+        pl->ld = (int32_t)attn_line_floats((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
     } else {
         pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
         /* Rows shared out evenly among the tiles, then padded to whole
@@ -89,12 +84,12 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     pl->q_ts = pl->few ? 1 : r;
     pl->acc_rs = pl->q_rs;
     pl->acc_cs = pl->q_ts;
-    pl->acc_at = round16(2 * r);
+    pl->acc_at = attn_line_floats(2 * r);
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_v, r, &acc_floats) ||
         __builtin_add_overflow(pl->acc_at, acc_floats, &pl->state_floats))
         return ATTN_ENOMEM;
     /* Split partial states lie back to back: each starts 64-byte aligned. */
-    pl->state_floats = round16(pl->state_floats);
+    pl->state_floats = attn_line_floats(pl->state_floats);
     if (pl->state_floats < acc_floats)
         return ATTN_ENOMEM;
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_k, r, &n))

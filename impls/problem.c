@@ -5,6 +5,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
@@ -82,4 +83,25 @@ attn_problem attn_problem_make(const attn_shape *s, const float *q, const float 
         .v = v,
         .o = o,
     };
+}
+
+int32_t attn_first_seeing_row(const attn_shape *s)
+{
+    int32_t i = 0;
+    while (i < s->n_q && attn_keys_seen(s, i) == 0)
+        i++;
+    return i;
+}
+
+int attn_zero_rows_before(const attn_problem *p, int32_t first)
+{
+    const attn_shape *s = &p->shape;
+    const int64_t heads = (int64_t)s->batch * s->heads_q;
+    if (first <= 0)
+        return ATTN_OK;
+#pragma omp for schedule(static)
+    for (int64_t bh = 0; bh < heads; bh++)
+        memset(attn_o_head(p, (int32_t)(bh / s->heads_q), (int32_t)(bh % s->heads_q)), 0,
+               sizeof(float) * (size_t)first * (size_t)s->d_v);
+    return ATTN_OK;
 }

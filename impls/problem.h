@@ -37,6 +37,24 @@ attn_problem attn_problem_make(const attn_shape *s, const float *q, const float 
  * its place and see the reference catch it (test wrong_visibility). */
 int32_t attn_keys_seen(const attn_shape *s, int32_t i);
 
+/* The rows that see no key are a prefix (bottom-right causal with
+ * n_q > n_kv): returns its length, 0 .. n_q, from attn_keys_seen. */
+int32_t attn_first_seeing_row(const attn_shape *s);
+
+/* Writes +0 into rows [0, first) of every (batch, query head) of p->o.
+ * Inside a parallel region the heads are shared out among its threads
+ * (an orphaned omp for, with its barrier); outside, one thread does all.
+ * Returns ATTN_OK. */
+int attn_zero_rows_before(const attn_problem *p, int32_t first);
+
+/* n floats rounded up to whole 64-byte cache lines (16 floats), so that
+ * buffers carved one after another from an aligned workspace stay aligned.
+ * Wraps to 0 only for n > SIZE_MAX - 15, which no checked shape reaches. */
+static inline size_t attn_line_floats(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
 /* Base pointers of one (batch, query head). */
 static inline const float *attn_q_head(const attn_problem *p, int32_t b, int32_t h)
 {
