@@ -208,7 +208,8 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
 static void fold_blocks(const flash_geometry *g, const flash_tile *t)
 {
     int32_t nv = t->rows / g->lanes;
-    const flash_block_fn *fn = g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1];
+    const flash_block_fn *fn =
+        g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
         fn[t->seen_min < j0 + nb](t, j0, nb);

@@ -59,6 +59,9 @@ typedef struct flash_geometry {
      * tile sees in full, the masked one for the causal diagonal and tiles
      * whose rows see fewer keys. */
     const flash_block_fn (*blocks)[2];
+    /* Or, for kernels whose loops take any row count, one pair
+     * {unmasked, masked} for every tile (blocks NULL). */
+    const flash_block_fn *any_rows;
     /* Heads with n_q·group <= few_rows (a power of two) go to few_kernel in
      * the row-major layout, rows padded to a power of two; 0: never. */
     int32_t few_rows;

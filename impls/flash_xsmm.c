@@ -197,20 +197,14 @@ static void block_masked(const flash_tile *t, int32_t j0, int32_t nb)
     fold_block(t, j0, nb, 1);
 }
 
-/* The GEMM shapes follow the tile's rows at run time: one pair serves
- * every row-vector count. */
-static const flash_block_fn xsmm_blocks[FLASH_MAX_VECTORS][2] = {
-    {block_open, block_masked},
-    {block_open, block_masked},
-    {block_open, block_masked},
-    {block_open, block_masked},
-};
+/* The loops take the tile's row count at run time: one pair for all. */
+static const flash_block_fn xsmm_blocks[2] = {block_open, block_masked};
 
 static const flash_geometry xsmm_geometry = {
     .lanes = LANES,
     .max_rows = TQ,
     .kv_block = TK,
-    .blocks = xsmm_blocks,
+    .any_rows = xsmm_blocks,
 };
 
 static int xsmm_workspace(const attn_problem *p, size_t *bytes)

@@ -147,20 +147,14 @@ static void block_masked(const flash_tile *t, int32_t j0, int32_t nb)
     fold_block(t, j0, nb, 1);
 }
 
-/* The loops run over the tile's rows, whatever their count: one pair of
- * block functions serves every row-vector count. */
-static const flash_block_fn stream_blocks[FLASH_MAX_VECTORS][2] = {
-    {block_open, block_masked},
-    {block_open, block_masked},
-    {block_open, block_masked},
-    {block_open, block_masked},
-};
+/* The loops take the tile's row count at run time: one pair for all. */
+static const flash_block_fn stream_blocks[2] = {block_open, block_masked};
 
 static const flash_geometry stream_geometry = {
     .lanes = LANES,
     .max_rows = MAX_ROWS,
     .kv_block = KV_BLOCK,
-    .blocks = stream_blocks,
+    .any_rows = stream_blocks,
 };
 
 static int stream_workspace(const attn_problem *p, size_t *bytes)
