@@ -176,13 +176,13 @@ static size_t count_bits(const float *x, size_t n, uint32_t bits)
 static void probe_workspace(const attn_shape *s)
 {
     for (int t = 1; t <= 4; t *= 2)
-        for (int i = 0; i < attn_variants_count; i++) {
+        for (int i = 0; i < attn_variant_table_size; i++) {
             attn_problem p = attn_problem_make(s, NULL, NULL, NULL, NULL);
             p.threads = t;
             size_t bytes = 0;
-            int rc = attn_variants[i].workspace_size(&p, &bytes);
+            int rc = attn_variant_table[i]->workspace_size(&p, &bytes);
             REQUIRE(rc == ATTN_OK || rc == ATTN_ENOMEM, "%s: workspace_size returned %d",
-                    attn_variants[i].name, rc);
+                    attn_variant_table[i]->name, rc);
         }
 }
 
@@ -194,15 +194,15 @@ static void run_refused(const attn_shape *s, unsigned null_which)
                 *vp = null_which == 3 ? NULL : v;
     float *op = null_which == 4 ? NULL : o;
     char msg[512];
-    for (int i = -1; i < attn_variants_count; i++) {
-        const char *name = i < 0 ? "no-such-variant" : attn_variants[i].name;
+    for (int i = -1; i < attn_variant_table_size; i++) {
+        const char *name = i < 0 ? "no-such-variant" : attn_variant_table[i]->name;
         set_bits(o, 16, unset_bits);
         int rc = attn_run(name, s, qp, kp, vp, op);
         REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL), "%s: refused call returned %d", name,
                 rc);
         REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused call", name);
         if (i >= 0) {
-            rc = attn_run_variant(&attn_variants[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
+            rc = attn_run_variant(attn_variant_table[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
             REQUIRE(rc == ATTN_EINVAL && msg[0] != '\0', "%s: rc %d msg '%s'", name, rc, msg);
         }
     }
@@ -231,7 +231,8 @@ static int oracle_applies(const attn_shape *s, data_mode mode, int subnormal_inp
 static void check_rules(const attn_shape *s, const float *q, const float *k, const float *v,
                         float *const *outs, const int *ran)
 {
-    const attn_problem p = attn_problem_make(s, q, k, v, NULL);
+    const attn_ref_input in = attn_ref_input_make(s, q, k, v);
+    const int threads = omp_get_max_threads();
     double *scratch = malloc(sizeof(double) * (3 * (size_t)s->d_v + (size_t)s->n_kv));
     REQUIRE(scratch, "malloc");
     attn_ref_row r = {.o = scratch,
@@ -242,15 +243,15 @@ static void check_rules(const attn_shape *s, const float *q, const float *k, con
     for (int64_t row = 0; row < rows; row++) {
         const int32_t i = (int32_t)(row % s->n_q), h = (int32_t)(row / s->n_q % s->heads_q),
                       b = (int32_t)(row / s->n_q / s->heads_q);
-        attn_reference_row(&p, b, h, i, &r);
-        for (int vi = 0; vi < attn_variants_count; vi++) {
+        attn_reference_row(&in, b, h, i, &r);
+        for (int vi = 0; vi < attn_variant_table_size; vi++) {
             if (!ran[vi])
                 continue;
-            const attn_variant *var = &attn_variants[vi];
+            const attn_variant *var = attn_variant_table[vi];
             attn_err_stats st;
             attn_err_init(&st);
-            attn_err_row(&st, &p, b, h, i, &r, outs[vi] + (size_t)row * s->d_v, var->exp_ulps,
-                         attn_rescales(var, &p, r.n_seen));
+            attn_err_row(&st, &in, b, h, i, &r, outs[vi] + (size_t)row * s->d_v, var->exp_ulps,
+                         attn_variant_rescales(var, threads, r.n_seen));
             REQUIRE(st.failures == 0,
                     "%s on B=%d,Hq=%d,Hkv=%d,nq=%d,nkv=%d,dk=%d,dv=%d,causal=%d,"
                     "scale=%g: %s",
@@ -270,15 +271,15 @@ static void run_accepted(const attn_shape *s, const uint8_t *data, size_t size, 
           *v = malloc(sizeof(float) * nv);
     float *outs[64] = {0};
     int ran[64] = {0};
-    REQUIRE(q && k && v && attn_variants_count <= 64, "malloc");
+    REQUIRE(q && k && v && attn_variant_table_size <= 64, "malloc");
     size_t pos = 0;
     int subnormal = 0;
     fill(q, nq, data, size, &pos, mode, &subnormal);
     fill(k, nk, data, size, &pos, mode, &subnormal);
     fill(v, nv, data, size, &pos, mode, &subnormal);
     char name[256], msg[512];
-    for (int i = 0; i < attn_variants_count; i++) {
-        const attn_variant *var = &attn_variants[i];
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *var = attn_variant_table[i];
         attn_case c = {*s, DATA_NORMAL};
         attn_case_name(var->name, &c, name, sizeof name);
         float *o = outs[i] = malloc(sizeof(float) * no); /* exactly O: ASan sees any overrun */
@@ -309,7 +310,7 @@ static void run_accepted(const attn_shape *s, const uint8_t *data, size_t size, 
         REQUIRE(ref && attn_reference(s, q, k, v, ref) == ATTN_OK, "reference refused");
         free(ref);
     }
-    for (int i = 0; i < attn_variants_count; i++)
+    for (int i = 0; i < attn_variant_table_size; i++)
         free(outs[i]);
     free(q);
     free(k);

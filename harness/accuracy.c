@@ -12,6 +12,9 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
                       int64_t row_stride, attn_err_stats *out)
 {
     const attn_shape *s = &p->shape;
+    /* The reference sees the inputs and the shape as the user gave them
+     * (scale 0 included), nothing the dispatcher derived. */
+    const attn_ref_input in = attn_ref_input_make(s, p->q, p->k, p->v);
     const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
     const size_t per_row = 3 * (size_t)s->d_v + (size_t)s->n_kv;
     const int threads = omp_get_max_threads();
@@ -40,9 +43,9 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const float 
             int32_t i = (int32_t)(row % s->n_q);
             int32_t h = (int32_t)(row / s->n_q % s->heads_q);
             int32_t b = (int32_t)(row / s->n_q / s->heads_q);
-            attn_reference_row(p, b, h, i, &r);
-            attn_err_row(&partial[t], p, b, h, i, &r, o + (size_t)row * s->d_v, v->exp_ulps,
-                         attn_rescales(v, p, r.n_seen));
+            attn_reference_row(&in, b, h, i, &r);
+            attn_err_row(&partial[t], &in, b, h, i, &r, o + (size_t)row * s->d_v, v->exp_ulps,
+                         attn_variant_rescales(v, p->threads, r.n_seen));
         }
     }
     attn_err_init(out);

@@ -3,7 +3,10 @@
 #ifndef ATTN_ACCURACY_H
 #define ATTN_ACCURACY_H
 
+#include <stddef.h>
+
 #include "metrics.h"
+#include "variant.h"
 
 /* Checks every `row_stride`-th query row (1 = all) of `o`, the output of
  * variant `v` for problem `p` (p->o is ignored; `o` is read). Returns

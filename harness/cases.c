@@ -179,7 +179,7 @@ static int tile_sweep(int32_t T, attn_case *out, int cap, int n)
     return n;
 }
 
-int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int cap)
+int attn_case_list(attn_case_set set, const int32_t *tiles, int n_tiles, attn_case *out, int cap)
 {
     int n = 0;
     switch (set) {
@@ -192,7 +192,7 @@ int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int 
             n = push(out, cap, n, quick_cases[i]);
         for (int i = 0; i < COUNT(full_cases); i++)
             n = push(out, cap, n, full_cases[i]);
-        for (int t = 0; tiles && t < ATTN_MAX_TILES && tiles[t] > 0; t++)
+        for (int t = 0; tiles && t < n_tiles; t++)
             n = tile_sweep(tiles[t], out, cap, n);
         break;
     case CASES_ADVERSARIAL:

@@ -63,9 +63,9 @@ typedef enum attn_case_set {
 int attn_case_set_parse(const char *name);
 
 /* Writes up to `cap` cases of a set into `out` and returns how many the set
- * has (call with cap = 0 to count). `tiles` (0-terminated, may be NULL) adds
+ * has (call with cap = 0 to count). `tiles` (n_tiles of them, may be NULL) adds
  * the edge sweeps of ACCURACY.md around each tile size to the full set. */
-int attn_case_list(attn_case_set set, const int32_t *tiles, attn_case *out, int cap);
+int attn_case_list(attn_case_set set, const int32_t *tiles, int n_tiles, attn_case *out, int cap);
 
 /* Element counts of the four tensors. */
 size_t attn_q_elems(const attn_shape *s);

@@ -250,21 +250,9 @@ int cmd_bench(int argc, char **argv)
         free(gb_argv);
         return EXIT_USAGE;
     }
-    const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o.preset);
-    if (o.n_variants == 0) {
-        for (int i = 0; i < attn_variants_count && o.n_variants < MAX_VARIANTS; i++)
-            o.variants[o.n_variants++] = &attn_variants[i];
-        if (info->variants) {
-            o.n_variants = 0;
-            for (int i = 0; info->variants[i]; i++) {
-                const attn_variant *v = attn_find_variant(info->variants[i]);
-                if (v)
-                    o.variants[o.n_variants++] = v;
-                else
-                    printf("SKIP impl=%s: not in this build\n", info->variants[i]);
-            }
-        }
-    }
+    if (o.n_variants == 0)
+        o.n_variants =
+            attn_perf_preset_variants((attn_perf_preset)o.preset, o.variants, MAX_VARIANTS);
     attn_machine m;
     attn_machine_read(&m);
     int n_cases =

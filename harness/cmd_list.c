@@ -7,24 +7,34 @@
 
 static void list_help(void)
 {
-    printf("usage: attnbench list [--slug]\n\n"
+    printf("usage: attnbench list [--slug | --names]\n\n"
            "Lists every variant with its description and whether this CPU runs it\n"
            "(or 'skipped: needs FEATURE'), then the detected and hidden CPU features.\n"
-           "  --slug   print only the machine slug used for results/<slug>/ and exit\n");
+           "  --slug   print only the machine slug used for results/<slug>/ and exit\n"
+           "  --names  print only the variant names, one a line, in table order\n");
 }
 
 int cmd_list(int argc, char **argv)
 {
-    int slug_only = 0;
+    int slug_only = 0, names_only = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_switch(argv, i, "--help") || cli_switch(argv, i, "-h")) {
             list_help();
             return EXIT_OK;
         } else if (cli_switch(argv, i, "--slug")) {
             slug_only = 1;
+        } else if (cli_switch(argv, i, "--names")) {
+            names_only = 1;
         } else {
             return cli_unknown("list", argv[i]);
         }
+    }
+    if (names_only) {
+        /* Every variant of the table, runnable here or not: what ctest's
+         * per-variant tests are generated from (a skip is visible there). */
+        for (int i = 0; i < attn_variant_table_size; i++)
+            printf("%s\n", attn_variant_table[i]->name);
+        return EXIT_OK;
     }
     if (cli_check_cpu_mask("list") != 0)
         return EXIT_USAGE;
@@ -36,8 +46,8 @@ int cmd_list(int argc, char **argv)
     }
     const attn_cpu_info *cpu = attn_cpu();
     printf("%-8s %-26s %s\n", "variant", "status", "description");
-    for (int i = 0; i < attn_variants_count; i++) {
-        const attn_variant *v = &attn_variants[i];
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *v = attn_variant_table[i];
         char status[160] = "available";
         if (!attn_variant_runnable(v)) {
             char missing[128];

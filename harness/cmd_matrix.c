@@ -188,19 +188,8 @@ static void default_variants(matrix_opts *o)
 {
     if (o->n_variants > 0)
         return;
-    const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o->preset);
-    if (!info->variants) {
-        for (int i = 0; i < attn_variants_count && o->n_variants < MATRIX_MAX_VARIANTS; i++)
-            o->variants[o->n_variants++] = &attn_variants[i];
-        return;
-    }
-    for (int i = 0; info->variants[i] && o->n_variants < MATRIX_MAX_VARIANTS; i++) {
-        const attn_variant *v = attn_find_variant(info->variants[i]);
-        if (v)
-            o->variants[o->n_variants++] = v;
-        else
-            fprintf(stderr, "matrix: note: variant %s is not in this build\n", info->variants[i]);
-    }
+    o->n_variants =
+        attn_perf_preset_variants((attn_perf_preset)o->preset, o->variants, MATRIX_MAX_VARIANTS);
 }
 
 /* What a peer row needs to be written like any other. */
@@ -332,7 +321,12 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
             attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, NULL);
             /* The memory target needs a process per probe (its figure is the
              * process's peak): run unless a --filter leaves out "rss". */
-            static const char *const streaming[] = {"stream", "avx2", "avx512", "xsmm", NULL};
+            const char *streaming[MATRIX_MAX_VARIANTS + 1];
+            int n_streaming = 0;
+            for (int i = 0; i < attn_variant_table_size && n_streaming < MATRIX_MAX_VARIANTS; i++)
+                if (attn_variant_table[i]->family == ATTN_FAMILY_ONLINE)
+                    streaming[n_streaming++] = attn_variant_table[i]->name;
+            streaming[n_streaming] = NULL;
             if (!o->has_filter || regexec(&o->filter, "rss", 0, NULL, 0) == 0)
                 attn_rss_targets_report(stdout, streaming, NULL);
         }

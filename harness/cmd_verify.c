@@ -117,15 +117,17 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
         tally->skipped++;
         return;
     }
+    int32_t tiles[ATTN_MAX_TILES];
+    const int n_tiles = attn_variant_tile_sizes(v, tiles);
     for (int si = 0; si < o->n_sets; si++) {
-        int n = attn_case_list(o->sets[si], v->tiles, NULL, 0);
+        int n = attn_case_list(o->sets[si], tiles, n_tiles, NULL, 0);
         attn_case *cases = malloc(sizeof *cases * (size_t)n);
         if (!cases) {
             printf("FAIL impl=%s: cannot allocate the case list\n", v->name);
             tally->failed++;
             return;
         }
-        attn_case_list(o->sets[si], v->tiles, cases, n);
+        attn_case_list(o->sets[si], tiles, n_tiles, cases, n);
         for (int i = 0; i < n; i++)
             verify_case(o, v, &cases[i], tally);
         free(cases);
@@ -184,8 +186,8 @@ int cmd_verify(int argc, char **argv)
     if (cli_check_cpu_mask("verify") != 0)
         return EXIT_USAGE;
     if (o.n_variants == 0)
-        for (int i = 0; i < attn_variants_count && i < MAX_VARIANTS; i++)
-            o.variants[o.n_variants++] = &attn_variants[i];
+        for (int i = 0; i < attn_variant_table_size && i < MAX_VARIANTS; i++)
+            o.variants[o.n_variants++] = attn_variant_table[i];
     if (o.n_sets == 0)
         o.sets[o.n_sets++] = CASES_QUICK;
     verify_tally tally = {0};

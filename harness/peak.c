@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu_features.h"
-#include "flash_driver.h" /* attn_exp_avx2_array, attn_exp_avx512_array */
+#include "exp_array.h" /* attn_exp_avx2_array, attn_exp_avx512_array */
 #include "peak_kernels.h"
 #include "timer.h"
 

@@ -4,9 +4,12 @@
 
 #include "variant.h"
 
-/* The fused (single-pass, online-softmax) variants and the BLAS baseline:
- * the performance targets compare the best of the first four with blas. */
-static const char *const target_variants[] = {"avx512", "xsmm", "avx2", "stream", "blas", NULL};
+/* The fused (single-pass, online-softmax) variants and the peer baseline:
+ * the performance targets compare the best fused one with the baseline (blas). */
+static int in_perf_targets(const attn_variant *v)
+{
+    return v->family == ATTN_FAMILY_ONLINE || v->cost == ATTN_COST_BASELINE;
+}
 
 static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
     [PERF_QUICK] = {"quick",
@@ -24,9 +27,19 @@ static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
         {"perf-targets",
          "the performance targets' rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
          "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128",
-         target_variants, 5, 0.5, 10.0},
+         in_perf_targets, 5, 0.5, 10.0},
     [PERF_TEST] = {"test", "tiny shapes for ctest (seconds)", NULL, 2, 0.002, 1.0},
 };
+
+int attn_perf_preset_variants(attn_perf_preset p, const attn_variant **out, int cap)
+{
+    const attn_perf_preset_info *info = attn_perf_preset_get(p);
+    int n = 0;
+    for (int i = 0; info && i < attn_variant_table_size && n < cap; i++)
+        if (!info->includes || info->includes(attn_variant_table[i]))
+            out[n++] = attn_variant_table[i];
+    return n;
+}
 
 int attn_perf_preset_parse(const char *name)
 {

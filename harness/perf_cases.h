@@ -5,6 +5,7 @@
 #define ATTN_PERF_CASES_H
 
 #include "attn.h"
+#include "variant.h"
 
 typedef enum attn_perf_preset {
     PERF_QUICK,   /* minutes: n 128..2048, d 64/128, heads 8, causal on/off, one decode row */
@@ -24,15 +25,19 @@ typedef struct attn_perf_case {
 typedef struct attn_perf_preset_info {
     const char *name;
     const char *summary;
-    /* Variants run when no --variant is given (NULL-terminated), or NULL
-     * for every variant in the table. */
-    const char *const *variants;
+    /* Which variants of the table run when no --variant is given (NULL:
+     * every one), decided from the descriptor, never from a name. */
+    int (*includes)(const attn_variant *v);
     int repetitions; /* default minimum timed repetitions */
     double min_time; /* default minimum seconds of timed repetitions */
     /* Default cap: a cell stops repeating once its timed runs reach this
      * many seconds (after at least one), minimums notwithstanding. */
     double max_time;
 } attn_perf_preset_info;
+
+/* The preset's default variants in table order, at most cap; returns how
+ * many were written. */
+int attn_perf_preset_variants(attn_perf_preset p, const attn_variant **out, int cap);
 
 /* -1 when unknown. */
 int attn_perf_preset_parse(const char *name);

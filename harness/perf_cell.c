@@ -10,10 +10,6 @@
 #include "cases.h"
 #include "perf_cases.h"
 
-/* naive materialises n_q x n_kv scores per head on one thread: at n = 8192
- * that is ~34 GFLOP per head at a few GFLOP/s, minutes per call. */
-enum { NAIVE_MAX_N = 8192 };
-
 int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int threads,
                           size_t *workspace_bytes, char *why, size_t cap)
 {
@@ -39,8 +35,9 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int thread
                  attn_workspace_limit());
         return 1;
     }
-    if (strcmp(v->name, "naive") == 0 && s->n_q >= NAIVE_MAX_N && s->n_kv >= NAIVE_MAX_N) {
-        snprintf(why, cap, "skipped: naive at n >= %d takes minutes per call", NAIVE_MAX_N);
+    if (attn_cost_too_slow(v, s)) {
+        snprintf(why, cap, "skipped: %s at n >= %d takes minutes per call", v->name,
+                 ATTN_QUADRATIC_ONE_THREAD_MAX_N);
         return 1;
     }
     return 0;
@@ -61,12 +58,6 @@ int attn_perf_copies(const attn_shape *s, long llc_bytes)
     return copies < 1 ? 1 : copies > MAX_COPIES ? MAX_COPIES : (int)copies;
 }
 
-/* Floats per copy, rounded up to a whole number of 64-byte lines. */
-static size_t padded(size_t floats)
-{
-    return (floats + 15) & ~(size_t)15;
-}
-
 static float *alloc_copies(size_t stride, int copies)
 {
     size_t bytes = stride * (size_t)copies * sizeof(float);
@@ -81,10 +72,10 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
     c->shape = *s;
     c->threads = threads;
     c->copies = attn_perf_copies(s, llc_bytes);
-    c->q_stride = padded(attn_q_elems(s));
-    c->k_stride = padded(attn_kv_elems(s, s->d_k));
-    c->v_stride = padded(attn_kv_elems(s, s->d_v));
-    c->o_stride = padded(attn_o_elems(s));
+    c->q_stride = attn_line_floats(attn_q_elems(s));
+    c->k_stride = attn_line_floats(attn_kv_elems(s, s->d_k));
+    c->v_stride = attn_line_floats(attn_kv_elems(s, s->d_v));
+    c->o_stride = attn_line_floats(attn_o_elems(s));
     c->q = alloc_copies(c->q_stride, c->copies);
     c->k = alloc_copies(c->k_stride, c->copies);
     c->v = alloc_copies(c->v_stride, c->copies);

@@ -1,17 +1,15 @@
 #include "perf_targets.h"
 
+#include "variant.h"
+
 #include <math.h>
 #include <string.h>
 
-static const char *const fused[] = {"avx512", "xsmm", "avx2", "stream"};
-enum { N_FUSED = 4 };
-
+/* The fused variants: the table's online-softmax family. */
 static int is_fused(const char *variant)
 {
-    for (int i = 0; i < N_FUSED; i++)
-        if (strcmp(variant, fused[i]) == 0)
-            return 1;
-    return 0;
+    const attn_variant *v = attn_find_variant(variant);
+    return v && v->family == ATTN_FAMILY_ONLINE;
 }
 
 /* The usable row of `variant` ("*fused" for the fastest fused one) on the
@@ -145,7 +143,7 @@ int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int al
                 t.fma_roof_exceeded = 1;
         }
     char what[96];
-    fprintf(f, "perf-targets, best of avx512/xsmm/avx2/stream per row:\n");
+    fprintf(f, "perf-targets, best of the online-softmax (fused) variants per row:\n");
     for (int d = 128; d >= 64; d /= 2) {
         double want = d == 128 ? 80 : 70;
         snprintf(what, sizeof what, "prefill n=4096 h8 d%d, %d threads", d, all);

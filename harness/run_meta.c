@@ -15,12 +15,6 @@
 #include "results_csv.h"
 #include "variant.h"
 
-#if defined(__has_include)
-#if __has_include(<libxsmm_version.h>)
-#include <libxsmm_version.h>
-#endif
-#endif
-
 #ifndef ATTN_COMPILER
 #define ATTN_COMPILER "unknown"
 #endif
@@ -82,13 +76,15 @@ static void write_libraries(FILE *f)
             sep = ", ";
         }
     }
-#ifdef LIBXSMM_CONFIG_VERSION
-    if (attn_find_variant("xsmm")) {
-        fprintf(f, "%s\"libxsmm\": ", sep);
-        json_string(f, LIBXSMM_CONFIG_VERSION);
+    /* Every library a variant of the table says it is built on. */
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *v = attn_variant_table[i];
+        if (!v->library || !v->library_version || strcmp(v->library, "OpenBLAS") == 0)
+            continue;
+        fprintf(f, "%s\"%s\": ", sep, v->library);
+        json_string(f, v->library_version());
         sep = ", ";
     }
-#endif
     fprintf(f, "%s\"benchmark\": ", sep);
     json_string(f, ATTN_BENCHMARK_VERSION);
     fprintf(f, "},\n");

@@ -1,92 +1,13 @@
 /* The public entry points: thin wrappers over the variant table that check
  * every argument before anything is allocated or written. */
-#include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cpu_features.h"
+#include "reference.h"
 #include "variant.h"
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (msg)                                                                                   \
-            snprintf(msg, cap, __VA_ARGS__);                                                       \
-        return ATTN_EINVAL;                                                                        \
-    } while (0)
-
-static int mul_size(size_t a, size_t b, size_t *out)
-{
-    return __builtin_mul_overflow(a, b, out) ? -1 : 0;
-}
-
-/* Bytes of a [x][y][n][d] float tensor, or -1 on overflow. */
-static int tensor_bytes(int32_t x, int32_t y, int32_t n, int32_t d, size_t *bytes)
-{
-    size_t t = sizeof(float);
-    if (mul_size(t, (size_t)x, &t) || mul_size(t, (size_t)y, &t) || mul_size(t, (size_t)n, &t) ||
-        mul_size(t, (size_t)d, &t))
-        return -1;
-    /* Element indices are computed in size_t but also as ptrdiff_t by callers. */
-    if (t > (size_t)PTRDIFF_MAX)
-        return -1;
-    *bytes = t;
-    return 0;
-}
-
-int attn_check_shape(const attn_shape *s, char *msg, size_t cap)
-{
-    if (msg && cap)
-        msg[0] = '\0';
-    if (!s)
-        FAIL("shape is NULL");
-    const struct {
-        const char *name;
-        int32_t value;
-    } positive[] = {{"batch", s->batch}, {"heads_q", s->heads_q}, {"heads_kv", s->heads_kv},
-                    {"n_q", s->n_q},     {"n_kv", s->n_kv},       {"d_k", s->d_k},
-                    {"d_v", s->d_v}};
-    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
-        if (positive[i].value < 1)
-            FAIL("%s = %d must be >= 1", positive[i].name, (int)positive[i].value);
-    if (s->heads_q % s->heads_kv != 0)
-        FAIL("heads_kv = %d does not divide heads_q = %d", (int)s->heads_kv, (int)s->heads_q);
-    if (s->causal != 0 && s->causal != 1)
-        FAIL("causal = %d must be 0 or 1", (int)s->causal);
-    if (!isfinite(s->scale))
-        FAIL("scale = %g must be finite (0 means 1/sqrt(d_k))", (double)s->scale);
-    size_t bytes;
-    if (tensor_bytes(s->batch, s->heads_q, s->n_q, s->d_k, &bytes))
-        FAIL("Q of batch %d x heads_q %d x n_q %d x d_k %d floats overflows the address space",
-             (int)s->batch, (int)s->heads_q, (int)s->n_q, (int)s->d_k);
-    if (tensor_bytes(s->batch, s->heads_kv, s->n_kv, s->d_k, &bytes))
-        FAIL("K of batch %d x heads_kv %d x n_kv %d x d_k %d floats overflows the address space",
-             (int)s->batch, (int)s->heads_kv, (int)s->n_kv, (int)s->d_k);
-    if (tensor_bytes(s->batch, s->heads_kv, s->n_kv, s->d_v, &bytes))
-        FAIL("V of batch %d x heads_kv %d x n_kv %d x d_v %d floats overflows the address space",
-             (int)s->batch, (int)s->heads_kv, (int)s->n_kv, (int)s->d_v);
-    if (tensor_bytes(s->batch, s->heads_q, s->n_q, s->d_v, &bytes))
-        FAIL("O of batch %d x heads_q %d x n_q %d x d_v %d floats overflows the address space",
-             (int)s->batch, (int)s->heads_q, (int)s->n_q, (int)s->d_v);
-    return ATTN_OK;
-}
-
-attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
-                               float *o)
-{
-    return (attn_problem){
-        .shape = *s,
-        .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
-        .group = s->heads_q / s->heads_kv,
-        .threads = omp_get_max_threads(),
-        .q = q,
-        .k = k,
-        .v = v,
-        .o = o,
-    };
-}
 
 size_t attn_workspace_limit(void)
 {
@@ -102,9 +23,9 @@ const attn_variant *attn_find_variant(const char *name)
 {
     if (!name)
         return NULL;
-    for (int i = 0; i < attn_variants_count; i++)
-        if (strcmp(attn_variants[i].name, name) == 0)
-            return &attn_variants[i];
+    for (int i = 0; i < attn_variant_table_size; i++)
+        if (strcmp(attn_variant_table[i]->name, name) == 0)
+            return attn_variant_table[i];
     return NULL;
 }
 
@@ -139,11 +60,14 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
     int rc = attn_check_shape(s, msg, cap);
     if (rc != ATTN_OK)
         return rc;
-    if (!q || !k || !v || !o)
-        FAIL("buffer %s is NULL", !q ? "q" : !k ? "k" : !v ? "v" : "o");
     const attn_cpu_info *cpu = attn_cpu();
-    if (cpu->mask_error)
-        FAIL("%s", cpu->mask_message);
+    if (!q || !k || !v || !o || cpu->mask_error) {
+        if (msg && cpu->mask_error && q && k && v && o)
+            snprintf(msg, cap, "%s", cpu->mask_message);
+        else if (msg)
+            snprintf(msg, cap, "buffer %s is NULL", !q ? "q" : !k ? "k" : !v ? "v" : "o");
+        return ATTN_EINVAL;
+    }
     if (!attn_variant_runnable(var)) {
         if (msg) {
             char missing[128];
@@ -190,14 +114,14 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
 
 int attn_variant_count(void)
 {
-    return attn_variants_count;
+    return attn_variant_table_size;
 }
 
 const char *attn_variant_name(int index)
 {
-    if (index < 0 || index >= attn_variants_count)
+    if (index < 0 || index >= attn_variant_table_size)
         return NULL;
-    return attn_variants[index].name;
+    return attn_variant_table[index]->name;
 }
 
 int attn_variant_supported(const char *name)
@@ -214,6 +138,18 @@ int attn_run(const char *variant, const attn_shape *s, const float *q, const flo
              const float *v, float *o)
 {
     return attn_run_variant(attn_find_variant(variant), s, q, k, v, o, NULL, NULL, 0);
+}
+
+/* The public reference: the problem layer checks the arguments as for
+ * attn_run, then the independent judge (reference/) computes O. */
+int attn_reference(const attn_shape *s, const float *q, const float *k, const float *v, double *o)
+{
+    int rc = attn_check_shape(s, NULL, 0);
+    if (rc != ATTN_OK)
+        return rc;
+    if (!q || !k || !v || !o)
+        return ATTN_EINVAL;
+    return attn_ref_attention(s, q, k, v, o);
 }
 
 const char *attn_strerror(int code)

@@ -57,7 +57,7 @@ static void make_plan(const attn_problem *p, plan *pl)
 {
     const attn_shape *s = &p->shape;
     int64_t heads = (int64_t)s->batch * s->heads_q;
-    pl->first = s->causal && s->n_q > s->n_kv ? s->n_q - s->n_kv : 0;
+    pl->first = attn_first_seeing_row(s);
     int32_t n = s->n_q - pl->first;
     /* Fewer heads than threads: cut each head into enough blocks. */
     int64_t cuts = heads >= p->threads ? 1 : (p->threads + heads - 1) / heads;
@@ -68,12 +68,12 @@ static void make_plan(const attn_problem *p, plan *pl)
     pl->workers = pl->items >= p->threads ? p->threads : 1;
 }
 
-int attn_blas_workspace(const attn_problem *p_in, size_t *bytes)
+static int blas_workspace(const attn_problem *p_in, size_t *bytes)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     plan pl;
     make_plan(&f, &pl);
-    size_t per = ((size_t)pl.rows * (size_t)f.shape.n_kv + 15) / 16 * 16;
+    size_t per = attn_line_floats((size_t)pl.rows * (size_t)f.shape.n_kv);
     if (__builtin_mul_overflow(per, (size_t)pl.workers * sizeof(float), bytes))
         return ATTN_ENOMEM;
     return ATTN_OK;
@@ -170,26 +170,16 @@ static block_job job_of(const attn_problem *p, const plan *pl, int64_t it)
     return jb;
 }
 
-static void zero_unseen_rows(const attn_problem *p, const plan *pl)
-{
-    const attn_shape *s = &p->shape;
-    if (pl->first == 0)
-        return;
-    for (int32_t b = 0; b < s->batch; b++)
-        for (int32_t h = 0; h < s->heads_q; h++)
-            memset(attn_o_head(p, b, h), 0, sizeof(float) * (size_t)pl->first * s->d_v);
-}
-
-int attn_blas_run(const attn_problem *p_in, void *workspace)
+static int blas_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
     plan pl;
     make_plan(p, &pl);
     int32_t ld = p->shape.n_kv;
-    size_t per = ((size_t)pl.rows * (size_t)ld + 15) / 16 * 16;
+    size_t per = attn_line_floats((size_t)pl.rows * (size_t)ld);
     int saved = openblas_get_num_threads();
-    zero_unseen_rows(p, &pl);
+    attn_zero_rows_before(p, pl.first);
     if (pl.workers > 1) {
         openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p->threads)
@@ -220,3 +210,15 @@ int attn_blas_run(const attn_problem *p_in, void *workspace)
     openblas_set_num_threads(saved);
     return ATTN_OK;
 }
+
+const attn_variant attn_variant_blas = {
+    .name = "blas",
+    .required_features = 0, /* OpenBLAS picks its kernels at run time */
+    .description = "NumPy-style peer: OpenBLAS sgemm for S and P.V, softmax by row between",
+    .family = ATTN_FAMILY_TWO_PASS,
+    .cost = ATTN_COST_BASELINE,
+    .exp_ulps = 1,                                    /* glibc expf: < 1 ulp */
+    .tiles = {.rows = ROW_BLOCK, .keys = SLICE_ROWS}, /* row block, causal P.V slice */
+    .workspace_size = blas_workspace,
+    .run = blas_run,
+};

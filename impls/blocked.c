@@ -64,12 +64,6 @@ static int32_t block_rows(const attn_shape *s)
     return (int32_t)rows;
 }
 
-/* Floats rounded up to a whole cache line, so every buffer stays aligned. */
-static size_t line_floats(size_t n)
-{
-    return (n + 15) / 16 * 16;
-}
-
 /* Per-thread workspace layout, in floats. */
 typedef struct block_layout {
     size_t qt, scores, max, sum, total;
@@ -81,14 +75,14 @@ static int layout(const attn_shape *s, int32_t bq, block_layout *l)
     if (__builtin_mul_overflow((size_t)s->n_kv, (size_t)bq, &scores))
         return -1;
     l->qt = 0;
-    l->scores = l->qt + line_floats((size_t)s->d_k * bq);
-    l->max = l->scores + line_floats(scores);
-    l->sum = l->max + line_floats((size_t)bq);
-    l->total = l->sum + line_floats((size_t)bq);
+    l->scores = l->qt + attn_line_floats((size_t)s->d_k * bq);
+    l->max = l->scores + attn_line_floats(scores);
+    l->sum = l->max + attn_line_floats((size_t)bq);
+    l->total = l->sum + attn_line_floats((size_t)bq);
     return l->total < scores ? -1 : 0;
 }
 
-int attn_blocked_workspace(const attn_problem *p, size_t *bytes)
+static int blocked_workspace(const attn_problem *p, size_t *bytes)
 {
     attn_problem f = attn_fold_decode_heads(p);
     block_layout l;
@@ -273,7 +267,7 @@ static void run_block(const block_job *jb, float *ws, const block_layout *l)
     output_pass(jb, ws + l->scores, ws + l->sum, n_keys);
 }
 
-int attn_blocked_run(const attn_problem *p_in, void *workspace)
+static int blocked_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
     const attn_problem *p = &f;
@@ -283,7 +277,7 @@ int attn_blocked_run(const attn_problem *p_in, void *workspace)
     if (layout(s, bq, &l))
         return ATTN_ENOMEM;
     /* Bottom-right causal with n_q > n_kv: the first rows see no key. */
-    int32_t first = s->causal && s->n_q > s->n_kv ? s->n_q - s->n_kv : 0;
+    const int32_t first = attn_first_seeing_row(s);
     int64_t blocks = ((int64_t)s->n_q - first + bq - 1) / bq;
     int64_t heads = (int64_t)s->batch * s->heads_q;
     int64_t items = heads * blocks;
@@ -291,12 +285,7 @@ int attn_blocked_run(const attn_problem *p_in, void *workspace)
 #pragma omp parallel num_threads(p->threads)
     {
         float *ws = (float *)workspace + (size_t)omp_get_thread_num() * l.total;
-        if (first > 0) {
-#pragma omp for schedule(static)
-            for (int64_t bh = 0; bh < heads; bh++)
-                memset(attn_o_head(p, (int32_t)(bh / s->heads_q), (int32_t)(bh % s->heads_q)), 0,
-                       sizeof(float) * (size_t)first * s->d_v);
-        }
+        attn_zero_rows_before(p, first);
         /* Round-robin: causal blocks grow in cost along the sequence. */
 #pragma omp for schedule(static, 1)
         for (int64_t it = 0; it < items; it++) {
@@ -318,3 +307,15 @@ int attn_blocked_run(const attn_problem *p_in, void *workspace)
     }
     return ATTN_OK;
 }
+
+const attn_variant attn_variant_blocked = {
+    .name = "blocked",
+    .required_features = 0,
+    .description = "cache-blocked plain C: query block's score rows in L2, two-pass softmax",
+    .family = ATTN_FAMILY_TWO_PASS,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles = {.keys = KEY_TILE, .rows = BQ_MAX, .reg_rows = MR, .reg_cols = NR},
+    .workspace_size = blocked_workspace,
+    .run = blocked_run,
+};

@@ -25,16 +25,11 @@ typedef struct flash_plan {
     size_t total_bytes;
 } flash_plan;
 
-static size_t round16(size_t n)
-{
-    return (n + 15) & ~(size_t)15;
-}
-
 /* Adds n floats (64-byte aligned) at *end; returns where they start, or
  * SIZE_MAX on overflow. */
 static size_t carve(size_t *end, size_t n)
 {
-    size_t at = *end, r = round16(n);
+    size_t at = *end, r = attn_line_floats(n);
     if (r < n || at + r < at) {
         *end = SIZE_MAX;
         return SIZE_MAX;
@@ -72,7 +67,7 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         while (rows < pl->rows_per_head)
             rows *= 2;
         pl->rows = rows;
-        pl->ld = (int32_t)round16((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
+        pl->ld = (int32_t)attn_line_floats((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
     } else {
         pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
         /* Rows shared out evenly among the tiles, then padded to whole
@@ -89,12 +84,12 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     pl->q_ts = pl->few ? 1 : r;
     pl->acc_rs = pl->q_rs;
     pl->acc_cs = pl->q_ts;
-    pl->acc_at = round16(2 * r);
+    pl->acc_at = attn_line_floats(2 * r);
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_v, r, &acc_floats) ||
         __builtin_add_overflow(pl->acc_at, acc_floats, &pl->state_floats))
         return ATTN_ENOMEM;
     /* Split partial states lie back to back: each starts 64-byte aligned. */
-    pl->state_floats = round16(pl->state_floats);
+    pl->state_floats = attn_line_floats(pl->state_floats);
     if (pl->state_floats < acc_floats)
         return ATTN_ENOMEM;
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_k, r, &n))
@@ -208,10 +203,23 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
     }
 }
 
+/* The tile's key blocks through the geometry's block kernels: the mask
+ * only where some row of the tile stops seeing keys inside the block. */
+static void fold_blocks(const flash_geometry *g, const flash_tile *t)
+{
+    int32_t nv = t->rows / g->lanes;
+    const flash_block_fn *fn =
+        g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
+        fn[t->seen_min < j0 + nb](t, j0, nb);
+    }
+}
+
 /* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
  * finish into O (no split) or leave the partial state for the merge. */
 static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
-                     flash_kernel kernel, float *slice, float *partials, int64_t unit)
+                     float *slice, float *partials, int64_t unit)
 {
     int64_t task = unit / pl->splits;
     int32_t chunk = (int32_t)(unit % pl->splits);
@@ -250,8 +258,10 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
-    if (tile.kv_begin < tile.kv_end)
-        (pl->few ? g->few_kernel : kernel)(&tile);
+    if (!pl->few)
+        fold_blocks(g, &tile);
+    else if (tile.kv_begin < tile.kv_end)
+        g->few_kernel(&tile);
     if (pl->splits == 1)
         finish_tile(p, pl, &t, seen, state);
 }
@@ -291,7 +301,7 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
     }
 }
 
-int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kernel, void *workspace)
+int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace)
 {
     flash_plan pl;
     int rc = make_plan(p, g, &pl);
@@ -305,7 +315,7 @@ int flash_run(const attn_problem *p, const flash_geometry *g, flash_kernel kerne
         const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
         float *slice = ws + (size_t)tid * pl.slice_floats;
         for (int64_t u = tid; u < units; u += nth)
-            run_unit(p, g, &pl, kernel, slice, partials, u);
+            run_unit(p, g, &pl, slice, partials, u);
         if (pl.splits > 1) {
 #pragma omp barrier
             for (int64_t task = tid; task < pl.tasks; task += nth)

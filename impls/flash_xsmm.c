@@ -1,108 +1,44 @@
-/* xsmm — flash-attention-2 forward (online softmax: running max, running
- * sum and a rescaled accumulator per query row) whose two tile products,
- * S = Q·Kᵀ and O += P·V, are libxsmm JIT kernels. The softmax between them
- * is plain C (glibc expf).
+/* xsmm — flash-attention-2 forward on the shared online-softmax driver
+ * (flash_driver.c: tiles, threads, the key-block loop, causal skipping,
+ * split/merge, unseen rows), whose block functions are libxsmm JIT GEMMs:
  *
- * libxsmm is column-major and its JIT refuses TRANS_A, so the row-major
- * tiles are mapped as follows (a row-major X[r][c] is a column-major c x r):
- *   S  = Q·Kᵀ: column-major S[i + j·TQ] = Σ_t Qt[i + t·TQ]·K[t + j·d_k], i.e.
- *        C(m = rows, n = keys) = A(rows x d_k)·B(d_k x keys) with A the query
- *        block transposed once per block into Qt [d_k][TQ] (amortised over
- *        every key tile) and B the K tile read in place. S comes out
- *        key-major, S[j][i], so the softmax runs over contiguous query rows.
- *   O += P·V: C(m = d_v, n = rows) = A(d_v x keys)·Bᵀ with A the V tile in
- *        place and B = P stored S[j][i] (TRANS_B, which the JIT supports),
- *        C the row-major accumulator acc[i][c].
- * Every kernel shape the call needs (full tiles, the key and row tails, the
- * causal diagonal tile) is dispatched before the parallel region, never in
- * the loops. Across calls the JIT happens once per shape: libxsmm keeps the
- * generated code in its registry and a later dispatch of the same shape is a
- * lookup (at most six per call). attnbench keeps no kernel cache of its own,
- * which would be mutable global state. A NULL kernel (no JIT for this CPU,
+ * The driver's tile layout is column-major as it stands (rows are the
+ * contiguous axis): qt[d_k][rows] is a rows x d_k matrix, scores[j][r] a
+ * rows x nb one, acc[c][r] a rows x d_v one, all with leading dimension
+ * `rows`. So, for a key block [j0, j0 + nb):
+ *   S  = Q·Kᵀ:  C(rows x nb) = A(rows x d_k, qt) · B(d_k x nb), B the K
+ *        rows read in place (row-major [nb][d_k] is column-major d_k x nb);
+ *   O += P·V:   C(rows x d_v, acc) += A(rows x nb, the weights) · Bᵀ with
+ *        B the V rows in place (column-major d_v x nb; TRANS_B, which the
+ *        JIT supports; libxsmm's JIT refuses TRANS_A).
+ * The softmax between them is plain C over contiguous rows, its exp the
+ * AVX2 vector exp (exp_avx2.c, 0.77 ulp) when the CPU has AVX2 + FMA, else
+ * glibc's expf. In a masked block (the causal diagonal) the scores of
+ * hidden keys come from the same GEMM and are set to -inf, and P·V runs in
+ * plain C over exactly the keys each row sees: a GEMM would multiply a
+ * hidden V row by p = 0, and 0·NaN is NaN.
+ *
+ * Dispatch: libxsmm keeps the generated code in its registry, so a
+ * dispatch of a shape seen before is a lookup (thread-safe); a block does
+ * two, against ~1 MFLOP of GEMM. attnbench keeps no kernel cache of its own
+ * (it would be mutable global state). A NULL kernel (no JIT for this CPU,
  * or LIBXSMM_TARGET=generic: test verify_full_xsmm_no_jit) falls back to a
  * plain C tile product.
  *
- * TQ = TK = 64: a 64 x 64 score tile is 16 KiB and Qt (64 x d_k) 16-32 KiB
+ * TQ = TK = 64: a 64 x 64 score tile is 16 KiB and qt (64 x d_k) 16-32 KiB
  * for d_k <= 128, so both stay in L1 (48 KiB) while each tile is used; the
- * accumulator (64 x d_v) sits in L2. kv_block = TK for accuracy rule A.
- *
- * Causal (bottom-right): for a block of rows i0 .. i0+nr-1 every row sees the
- * keys before i0 + off (off = n_kv - n_q); those are tiled from the start
- * with a leading partial tile of (max(off, 0) mod TK) keys, so all blocks
- * share the same tile shapes. The nr keys from i0 + off form the diagonal
- * tile: its scores come from the same GEMM, the ones a row must not see are
- * set to -inf, and its P·V runs in plain C over exactly the keys each row
- * sees (a GEMM would multiply masked V rows by p = 0, and 0·NaN is NaN).
- *
- * Threads: OpenMP over batch x heads x query blocks. When that gives fewer
- * work items than threads (decode), each item's key tiles are also split
- * across threads (flash-decoding) and the (max, sum, acc) triples are merged
- * in split order afterwards: bitwise reproducible for a given thread count. */
+ * accumulator (64 x d_v) sits in L2. */
 #include <libxsmm.h>
 #include <math.h>
-#include <omp.h>
 #include <stddef.h>
-#include <string.h>
 
-#include "variant.h"
+#include "cpu_features.h"
+#include "exp_array.h"
+#include "flash_driver.h"
 
-enum { TQ = 64, TK = 64 };
-
-/* How the call is cut into work. */
-typedef struct plan {
-    int32_t first;                /* rows before it see no key (causal, n_q > n_kv) */
-    int64_t blocks;               /* query blocks per head */
-    int64_t items;                /* heads x blocks */
-    int32_t splits;               /* key-range pieces per item (flash-decoding) */
-    int32_t tail_rows, tail_keys; /* nr of the last block; the partial key tile */
-    size_t per_thread;            /* floats */
-    size_t per_unit;              /* floats of one split's (max, sum, acc) */
-} plan;
-
-static size_t line_floats(size_t n)
-{
-    return (n + 15) / 16 * 16;
-}
-
-static int32_t tiles_of_block(const attn_problem *p, const plan *pl, int32_t i0);
-
-static void make_plan(const attn_problem *p, plan *pl)
-{
-    const attn_shape *s = &p->shape;
-    pl->first = s->causal && s->n_q > s->n_kv ? s->n_q - s->n_kv : 0;
-    pl->blocks = ((int64_t)s->n_q - pl->first + TQ - 1) / TQ;
-    pl->items = (int64_t)s->batch * s->heads_q * pl->blocks;
-    pl->tail_rows = (s->n_q - pl->first) % TQ;
-    int32_t off = s->n_kv - s->n_q;
-    pl->tail_keys = s->causal ? (off > 0 ? off : 0) % TK : s->n_kv % TK;
-    pl->splits = 1;
-    if (pl->items < p->threads) {
-        /* Enough pieces for every thread, but never more than the smallest
-         * block has tiles (the first block of a causal head). */
-        int64_t want = (p->threads + pl->items - 1) / pl->items;
-        int32_t tiles = tiles_of_block(p, pl, pl->first);
-        pl->splits = (int32_t)(want < tiles ? want : tiles);
-    }
-    pl->per_thread = line_floats((size_t)s->d_k * TQ) + line_floats((size_t)TK * TQ) +
-                     5 * line_floats(TQ) + line_floats((size_t)TQ * s->d_v);
-    pl->per_unit = 2 * line_floats(TQ) + line_floats((size_t)TQ * s->d_v);
-}
-
-int attn_xsmm_workspace(const attn_problem *p_in, size_t *bytes)
-{
-    attn_problem f = attn_fold_decode_heads(p_in);
-    plan pl;
-    make_plan(&f, &pl);
-    size_t floats = pl.per_thread * (size_t)f.threads, partial;
-    if (pl.splits > 1) {
-        if (__builtin_mul_overflow(pl.per_unit, (size_t)pl.items * pl.splits, &partial) ||
-            __builtin_add_overflow(floats, partial, &floats))
-            return ATTN_ENOMEM;
-    }
-    if (__builtin_mul_overflow(floats, sizeof(float), bytes))
-        return ATTN_ENOMEM;
-    return ATTN_OK;
-}
+/* Rows per tile (a multiple of the driver's 16-float padding) and keys per
+ * block. */
+enum { LANES = 16, TQ = 64, TK = 64 };
 
 /* One column-major tile product C(m x n) = A(m x k)·op(B) (+ C when
  * accumulating): the JIT kernel, or the plain C fallback when fn is NULL. */
@@ -117,8 +53,6 @@ static tile_gemm make_gemm(int32_t m, int32_t n, int32_t k, int32_t lda, int32_t
                            int accumulate, int trans_b)
 {
     tile_gemm g = {NULL, m, n, k, lda, ldb, ldc, accumulate, trans_b, 0};
-    if (m <= 0 || n <= 0 || k <= 0)
-        return g;
     const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     const int flags = trans_b ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
     const libxsmm_blasint l_a = lda, l_b = ldb, l_c = ldc;
@@ -159,285 +93,146 @@ static void gemm_run(const tile_gemm *g, const float *a, const float *b, float *
         g->fn(a, b, c);
         if (g->avx)
             clear_upper_state();
-    } else
-        gemm_fallback(g, a, b, c);
-}
-
-/* Every shape one call uses. Rows: [0] TQ, [1] tail_rows. Keys: [0] TK,
- * [1] tail_keys, [2] the diagonal tile (as many keys as rows). */
-typedef struct kernels {
-    tile_gemm scores[2][3];
-    tile_gemm pv[2][2];
-} kernels;
-
-static void make_kernels(const attn_problem *p, const plan *pl, kernels *kn)
-{
-    const attn_shape *s = &p->shape;
-    int32_t rows[2] = {TQ, pl->tail_rows}, keys[2] = {TK, pl->tail_keys};
-    for (int r = 0; r < 2; r++) {
-        for (int c = 0; c < 3; c++) {
-            int32_t nk = c < 2 ? keys[c] : (s->causal ? rows[r] : 0);
-            kn->scores[r][c] = make_gemm(rows[r], nk, s->d_k, TQ, s->d_k, TQ, 0, 0);
-        }
-        for (int c = 0; c < 2; c++)
-            kn->pv[r][c] = make_gemm(s->d_v, rows[r], keys[c], s->d_v, TQ, s->d_v, 1, 1);
-    }
-}
-
-/* Key tiles of a block starting at row i0, in processing order. */
-static int32_t tiles_of_block(const attn_problem *p, const plan *pl, int32_t i0)
-{
-    const attn_shape *s = &p->shape;
-    if (!s->causal)
-        return (int32_t)(((int64_t)s->n_kv + TK - 1) / TK);
-    int32_t prefix = i0 + (s->n_kv - s->n_q); /* keys every row of the block sees */
-    return (pl->tail_keys > 0) + (prefix - pl->tail_keys) / TK + 1;
-}
-
-typedef struct key_tile {
-    int32_t j0, nk, kind; /* kind: 0 full, 1 partial, 2 diagonal */
-} key_tile;
-
-static key_tile tile_at(const attn_problem *p, const plan *pl, int32_t i0, int32_t nr, int32_t t)
-{
-    const attn_shape *s = &p->shape;
-    key_tile kt;
-    if (!s->causal) {
-        kt.j0 = t * TK;
-        kt.nk = s->n_kv - kt.j0 < TK ? s->n_kv - kt.j0 : TK;
-        kt.kind = kt.nk == TK ? 0 : 1;
-        return kt;
-    }
-    int32_t prefix = i0 + (s->n_kv - s->n_q);
-    int32_t lead = pl->tail_keys > 0;
-    if (t == tiles_of_block(p, pl, i0) - 1) {
-        kt = (key_tile){prefix, nr, 2};
-    } else if (lead && t == 0) {
-        kt = (key_tile){0, pl->tail_keys, 1};
     } else {
-        kt = (key_tile){pl->tail_keys + (t - lead) * TK, TK, 0};
+        gemm_fallback(g, a, b, c);
     }
-    return kt;
 }
 
-/* Per-thread scratch and the running state of one block. */
-typedef struct flash_state {
-    float *qt, *s, *mx, *sum, *shift, *alpha, *tile_max, *acc;
-} flash_state;
-
-static flash_state carve(float *ws, const attn_shape *sh)
+/* x = e^x over n floats in place. */
+static void exp_in_place(float *x, size_t n)
 {
-    flash_state st;
-    st.qt = ws;
-    st.s = st.qt + line_floats((size_t)sh->d_k * TQ);
-    st.mx = st.s + line_floats((size_t)TK * TQ);
-    st.sum = st.mx + line_floats(TQ);
-    st.shift = st.sum + line_floats(TQ);
-    st.alpha = st.shift + line_floats(TQ);
-    st.tile_max = st.alpha + line_floats(TQ);
-    st.acc = st.tile_max + line_floats(TQ);
-    return st;
+    const uint32_t avx2 = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
+    if ((attn_cpu()->features & avx2) == avx2) {
+        attn_exp_avx2_array(x, x, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = expf(x[i]);
 }
 
-/* Online-softmax update for one score tile S[j][i] (nk keys x nr rows). */
-static void softmax_tile(const flash_state *st, int32_t nr, int32_t nk, int diagonal, float scale)
+/* Scores to weights in place (scaled, -inf for hidden keys in a masked
+ * block), m and l updated; alpha[r] = exp(m - m'). */
+static void block_softmax(const flash_tile *t, int32_t j0, int32_t nb, int masked, float *alpha)
 {
-    float *restrict tmax = st->tile_max;
-    for (int32_t i = 0; i < nr; i++)
-        tmax[i] = -INFINITY;
-    for (int32_t j = 0; j < nk; j++) {
-        float *restrict row = st->s + (size_t)j * TQ;
-        /* Diagonal tile: row i sees key j iff j <= i; the rest get -inf. */
-        int32_t lo = diagonal ? (j < nr ? j : nr) : 0;
-        for (int32_t i = 0; i < lo; i++)
-            row[i] = -INFINITY;
-        for (int32_t i = lo; i < nr; i++) {
-            float t = row[i] * scale;
-            row[i] = t;
-            tmax[i] = t > tmax[i] ? t : tmax[i]; /* NaN: reaches the sum via expf */
+    const int32_t rows = t->rows;
+    float shift[TQ], sum[TQ];
+    for (int32_t r = 0; r < rows; r++)
+        shift[r] = t->m[r];
+    for (int32_t j = 0; j < nb; j++) {
+        float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++) {
+            float x = masked && j0 + j >= t->seen[r] ? -INFINITY : s[r] * t->scale;
+            s[r] = x;
+            shift[r] = x > shift[r] ? x : shift[r]; /* NaN: reaches the sum via exp */
         }
     }
-    for (int32_t i = 0; i < nr; i++) {
-        float m = tmax[i] > st->mx[i] ? tmax[i] : st->mx[i];
+    for (int32_t r = 0; r < rows; r++) {
+        float m = shift[r];
         /* While a row has seen only -inf scores, shift by 0: exp(-inf) = 0
          * instead of exp(-inf - -inf) = NaN. */
-        st->shift[i] = m == -INFINITY ? 0.0f : m;
-        st->alpha[i] = expf(st->mx[i] - st->shift[i]);
-        st->mx[i] = m;
-        st->sum[i] *= st->alpha[i];
+        shift[r] = m == -INFINITY ? 0.0f : m;
+        alpha[r] = t->m[r] - shift[r];
+        t->m[r] = m;
+        sum[r] = 0.0f;
     }
-    for (int32_t j = 0; j < nk; j++) {
-        float *restrict row = st->s + (size_t)j * TQ;
-        for (int32_t i = 0; i < nr; i++)
-            row[i] = expf(row[i] - st->shift[i]);
+    exp_in_place(alpha, (size_t)rows);
+    for (int32_t j = 0; j < nb; j++) {
+        float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++)
+            s[r] -= shift[r];
     }
-    for (int32_t j = 0; j < nk; j++) {
-        const float *restrict row = st->s + (size_t)j * TQ;
-        for (int32_t i = 0; i < nr; i++)
-            st->sum[i] += row[i];
+    exp_in_place(t->scores, (size_t)nb * rows);
+    for (int32_t j = 0; j < nb; j++) {
+        const float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++)
+            sum[r] += s[r];
     }
+    for (int32_t r = 0; r < rows; r++)
+        t->l[r] = t->l[r] * alpha[r] + sum[r];
 }
 
-static void rescale_acc(const flash_state *st, int32_t nr, int32_t d_v)
+/* acc[c][r] += Σ_j p[j][r]·v[j][c] over exactly the keys row r sees. */
+static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
 {
-    for (int32_t i = 0; i < nr; i++) {
-        float *restrict a = st->acc + (size_t)i * d_v;
-        float f = st->alpha[i];
-        for (int32_t c = 0; c < d_v; c++)
-            a[c] *= f;
-    }
-}
-
-/* P·V of the diagonal tile over exactly the keys each row sees. */
-static void diagonal_pv(const flash_state *st, int32_t nr, const float *v, int32_t d_v)
-{
-    for (int32_t i = 0; i < nr; i++) {
-        float *restrict a = st->acc + (size_t)i * d_v;
-        for (int32_t j = 0; j <= i; j++) {
-            float pj = st->s[(size_t)j * TQ + i];
-            const float *restrict vj = v + (size_t)j * d_v;
-            for (int32_t c = 0; c < d_v; c++)
-                a[c] += pj * vj[c];
+    const int32_t rows = t->rows, d_v = t->d_v;
+    for (int32_t j = 0; j < nb; j++) {
+        const float *p = t->scores + (size_t)j * rows;
+        const float *v = t->v + (size_t)(j0 + j) * d_v;
+        for (int32_t c = 0; c < d_v; c++) {
+            float *a = t->acc + (size_t)c * rows;
+            for (int32_t r = 0; r < rows; r++)
+                if (j0 + j < t->seen[r])
+                    a[r] += p[r] * v[c];
         }
     }
 }
 
-/* One work unit: key tiles [t0, t1) of the block at row i0 of one head. */
-typedef struct unit {
-    const float *q, *k, *v; /* Q rows from i0; the head's K and V */
-    int32_t i0, nr, t0, t1;
-} unit;
-
-static void run_unit(const attn_problem *p, const plan *pl, const kernels *kn, const unit *u,
-                     const flash_state *st)
+static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
 {
-    const attn_shape *s = &p->shape;
-    int32_t d_k = s->d_k, d_v = s->d_v, nr = u->nr, rc = nr == TQ ? 0 : 1;
-    for (int32_t i = 0; i < nr; i++)
-        for (int32_t t = 0; t < d_k; t++)
-            st->qt[(size_t)t * TQ + i] = u->q[(size_t)i * d_k + t];
-    for (int32_t i = 0; i < nr; i++) {
-        st->mx[i] = -INFINITY;
-        st->sum[i] = 0.0f;
+    const int32_t rows = t->rows, d_k = t->d_k, d_v = t->d_v;
+    float alpha[TQ];
+    tile_gemm scores = make_gemm(rows, nb, d_k, rows, d_k, rows, 0, 0);
+    gemm_run(&scores, t->qt, t->k + (size_t)j0 * d_k, t->scores);
+    block_softmax(t, j0, nb, masked, alpha);
+    for (int32_t c = 0; c < d_v; c++) {
+        float *a = t->acc + (size_t)c * rows;
+        for (int32_t r = 0; r < rows; r++)
+            a[r] *= alpha[r];
     }
-    memset(st->acc, 0, sizeof(float) * (size_t)nr * d_v);
-    for (int32_t t = u->t0; t < u->t1; t++) {
-        key_tile kt = tile_at(p, pl, u->i0, nr, t);
-        gemm_run(&kn->scores[rc][kt.kind], st->qt, u->k + (size_t)kt.j0 * d_k, st->s);
-        softmax_tile(st, nr, kt.nk, kt.kind == 2, p->scale);
-        rescale_acc(st, nr, d_v);
-        if (kt.kind == 2)
-            diagonal_pv(st, nr, u->v + (size_t)kt.j0 * d_v, d_v);
-        else
-            gemm_run(&kn->pv[rc][kt.kind], u->v + (size_t)kt.j0 * d_v, st->s, st->acc);
+    if (masked) {
+        masked_pv(t, j0, nb);
+        return;
     }
+    tile_gemm pv = make_gemm(rows, d_v, nb, rows, d_v, rows, 1, 1);
+    gemm_run(&pv, t->scores, t->v + (size_t)j0 * d_v, t->acc);
 }
 
-static void finish_rows(const float *acc, const float *sum, int32_t nr, int32_t d_v, float *o)
+static void block_open(const flash_tile *t, int32_t j0, int32_t nb)
 {
-    for (int32_t i = 0; i < nr; i++) {
-        const float *restrict a = acc + (size_t)i * d_v;
-        float *restrict out = o + (size_t)i * d_v;
-        float l = sum[i];
-        for (int32_t c = 0; c < d_v; c++)
-            out[c] = a[c] / l;
-    }
+    fold_block(t, j0, nb, 0);
 }
 
-/* Merges the splits of one item in split order: O = Σ w_s·acc_s / Σ w_s·l_s
- * with w_s = exp(m_s - max_s m_s). */
-static void merge_splits(const float *parts, const plan *pl, int32_t nr, int32_t d_v, float *o,
-                         float *scratch)
+static void block_masked(const flash_tile *t, int32_t j0, int32_t nb)
 {
-    float *restrict acc = scratch;
-    for (int32_t i = 0; i < nr; i++) {
-        float m = -INFINITY;
-        for (int32_t sp = 0; sp < pl->splits; sp++) {
-            float ms = parts[(size_t)sp * pl->per_unit + i];
-            m = ms > m ? ms : m;
-        }
-        float shift = m == -INFINITY ? 0.0f : m, l = 0.0f;
-        float *restrict a = acc + (size_t)i * d_v;
-        for (int32_t c = 0; c < d_v; c++)
-            a[c] = 0.0f;
-        for (int32_t sp = 0; sp < pl->splits; sp++) {
-            const float *part = parts + (size_t)sp * pl->per_unit;
-            float w = expf(part[i] - shift);
-            l += w * part[line_floats(TQ) + i];
-            const float *restrict pa = part + 2 * line_floats(TQ) + (size_t)i * d_v;
-            for (int32_t c = 0; c < d_v; c++)
-                a[c] += w * pa[c];
-        }
-        float *restrict out = o + (size_t)i * d_v;
-        for (int32_t c = 0; c < d_v; c++)
-            out[c] = a[c] / l;
-    }
+    fold_block(t, j0, nb, 1);
 }
 
-int attn_xsmm_run(const attn_problem *p_in, void *workspace)
+/* The loops take the tile's row count at run time: one pair for all. */
+static const flash_block_fn xsmm_blocks[2] = {block_open, block_masked};
+
+static const flash_geometry xsmm_geometry = {
+    .lanes = LANES,
+    .max_rows = TQ,
+    .kv_block = TK,
+    .any_rows = xsmm_blocks,
+};
+
+static int xsmm_workspace(const attn_problem *p, size_t *bytes)
 {
-    attn_problem f = attn_fold_decode_heads(p_in);
-    const attn_problem *p = &f;
-    const attn_shape *s = &p->shape;
-    plan pl;
-    make_plan(p, &pl);
+    return flash_workspace_size(p, &xsmm_geometry, bytes);
+}
+
+static int xsmm_run(const attn_problem *p, void *workspace)
+{
     libxsmm_init(); /* idempotent; JIT code is cached inside libxsmm */
-    kernels kn;
-    make_kernels(p, &pl, &kn);
-    float *partials = (float *)workspace + pl.per_thread * (size_t)p->threads;
-    int64_t heads = (int64_t)s->batch * s->heads_q, units = pl.items * pl.splits;
-
-#pragma omp parallel num_threads(p->threads)
-    {
-        flash_state st =
-            carve((float *)workspace + pl.per_thread * (size_t)omp_get_thread_num(), s);
-        if (pl.first > 0) {
-#pragma omp for schedule(static)
-            for (int64_t bh = 0; bh < heads; bh++)
-                memset(attn_o_head(p, (int32_t)(bh / s->heads_q), (int32_t)(bh % s->heads_q)), 0,
-                       sizeof(float) * (size_t)pl.first * s->d_v);
-        }
-        /* Round-robin: causal blocks grow in cost along the sequence. */
-#pragma omp for schedule(static, 1)
-        for (int64_t un = 0; un < units; un++) {
-            int64_t it = un / pl.splits;
-            int32_t sp = (int32_t)(un % pl.splits);
-            int32_t b = (int32_t)(it / pl.blocks / s->heads_q);
-            int32_t h = (int32_t)(it / pl.blocks % s->heads_q);
-            int32_t i0 = pl.first + (int32_t)(it % pl.blocks) * TQ;
-            int32_t nr = s->n_q - i0 < TQ ? s->n_q - i0 : TQ;
-            int32_t tiles = tiles_of_block(p, &pl, i0);
-            unit u = {
-                .q = attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
-                .k = attn_k_head(p, b, h),
-                .v = attn_v_head(p, b, h),
-                .i0 = i0,
-                .nr = nr,
-                .t0 = (int32_t)((int64_t)tiles * sp / pl.splits),
-                .t1 = (int32_t)((int64_t)tiles * (sp + 1) / pl.splits),
-            };
-            run_unit(p, &pl, &kn, &u, &st);
-            float *o = attn_o_head(p, b, h) + (size_t)i0 * s->d_v;
-            if (pl.splits == 1) {
-                finish_rows(st.acc, st.sum, nr, s->d_v, o);
-            } else {
-                float *part = partials + (size_t)un * pl.per_unit;
-                memcpy(part, st.mx, sizeof(float) * (size_t)nr);
-                memcpy(part + line_floats(TQ), st.sum, sizeof(float) * (size_t)nr);
-                memcpy(part + 2 * line_floats(TQ), st.acc, sizeof(float) * (size_t)nr * s->d_v);
-            }
-        }
-        if (pl.splits > 1) {
-#pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; it++) {
-                int32_t b = (int32_t)(it / pl.blocks / s->heads_q);
-                int32_t h = (int32_t)(it / pl.blocks % s->heads_q);
-                int32_t i0 = pl.first + (int32_t)(it % pl.blocks) * TQ;
-                int32_t nr = s->n_q - i0 < TQ ? s->n_q - i0 : TQ;
-                merge_splits(partials + (size_t)it * pl.splits * pl.per_unit, &pl, nr, s->d_v,
-                             attn_o_head(p, b, h) + (size_t)i0 * s->d_v, st.acc);
-            }
-        }
-    }
-    return ATTN_OK;
+    return flash_run(p, &xsmm_geometry, workspace);
 }
+
+static const char *xsmm_library_version(void)
+{
+    return LIBXSMM_CONFIG_VERSION;
+}
+
+const attn_variant attn_variant_xsmm = {
+    .name = "xsmm",
+    .required_features = 0, /* libxsmm JITs for the CPU it finds; plain C if it cannot */
+    .description = "flash-attention-2 online softmax, Q.K^T and P.V tiles as libxsmm JIT GEMMs",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* attn_exp_avx2 0.77 ulp or glibc expf < 1 ulp */
+    .tiles = {.keys = TK, .rows = TQ, .lanes = LANES},
+    .library = "libxsmm",
+    .library_version = xsmm_library_version,
+    .workspace_size = xsmm_workspace,
+    .run = xsmm_run,
+};

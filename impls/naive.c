@@ -6,7 +6,7 @@
 
 #include "variant.h"
 
-int attn_naive_workspace(const attn_problem *p, size_t *bytes)
+static int naive_workspace(const attn_problem *p, size_t *bytes)
 {
     size_t n;
     if (__builtin_mul_overflow((size_t)p->shape.n_q, (size_t)p->shape.n_kv, &n) ||
@@ -58,7 +58,7 @@ static void naive_head(const attn_problem *p, const float *q, const float *k, co
     }
 }
 
-int attn_naive_run(const attn_problem *p, void *workspace)
+static int naive_run(const attn_problem *p, void *workspace)
 {
     const attn_shape *s = &p->shape;
     for (int32_t b = 0; b < s->batch; b++)
@@ -67,3 +67,15 @@ int attn_naive_run(const attn_problem *p, void *workspace)
                        attn_o_head(p, b, h), workspace);
     return ATTN_OK;
 }
+
+const attn_variant attn_variant_naive = {
+    .name = "naive",
+    .required_features = 0,
+    .description = "textbook: n_q x n_kv float32 scores, softmax by row, then P.V; one thread",
+    .family = ATTN_FAMILY_QUADRATIC,
+    .cost = ATTN_COST_QUADRATIC_ONE_THREAD,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles = {0},
+    .workspace_size = naive_workspace,
+    .run = naive_run,
+};

@@ -4,20 +4,37 @@ set(ATTN_SOURCES
   impls/api.c
   impls/cpu_features.c
   impls/table.c
-  impls/naive.c
+  impls/problem.c
+  impls/visibility.c
   impls/flash_driver.c
-  impls/stream.c
-  impls/flash_avx2.c
-  impls/flash_avx512.c
-  impls/blocked.c
-  impls/flash_xsmm.c
-  impls/blas.c
+  impls/flash_avx512_decode.c
+  impls/exp_avx2.c
+  impls/exp_avx512.c
+)
+# The judge (reference/): its own library, built from include/attn.h and its
+# own headers only. The harness and tests use all of it; libattn.so links
+# only what its public attn_reference needs.
+set(ATTN_REFERENCE_SOURCES
   reference/reference.c
   reference/metrics.c
 )
-# Online-softmax variants: only the intrinsics files get ISA flags.
-set_source_files_properties(impls/flash_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
-set_source_files_properties(impls/flash_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+# Each variant's own file, from the one list (variants.inc: the second
+# argument of each ATTN_VARIANT line), so adding a variant never touches
+# this file. Editing the list re-runs CMake.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/impls/variants.inc)
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/impls/variants.inc ATTN_VARIANT_LINES REGEX "^ATTN_VARIANT\\(")
+foreach(line ${ATTN_VARIANT_LINES})
+  if(NOT line MATCHES "^ATTN_VARIANT\\(([A-Za-z_0-9]+), *\"([^\"]+)\"\\)")
+    message(FATAL_ERROR "impls/variants.inc: cannot read '${line}' (want ATTN_VARIANT(symbol, \"file.c\"))")
+  endif()
+  list(APPEND ATTN_SOURCES impls/${CMAKE_MATCH_2})
+endforeach()
+# Only the intrinsics files get ISA flags: per ISA its block kernels, its
+# decode kernel and its exp over arrays.
+set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
 

@@ -16,12 +16,6 @@
  * stay within L1/L2 while K and V stream past. */
 enum { LANES = 16, MAX_ROWS = 64, KV_BLOCK = 64, KEYS = 4, COLS = 4 };
 
-static const flash_geometry stream_geometry = {
-    .lanes = LANES,
-    .max_rows = MAX_ROWS,
-    .kv_block = KV_BLOCK,
-};
-
 static int32_t min32(int32_t a, int32_t b)
 {
     return a < b ? a : b;
@@ -135,24 +129,53 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
     }
 }
 
-static void stream_kernel(const flash_tile *t)
+static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
 {
     float alpha[MAX_ROWS];
-    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
-        int32_t nb = min32(t->kv_block, t->kv_end - j0);
-        int masked = t->seen_min < j0 + nb;
-        block_scores(t, j0, nb, masked);
-        int rescale = block_softmax(t, nb, alpha);
-        block_accumulate(t, j0, nb, masked, alpha, rescale);
-    }
+    block_scores(t, j0, nb, masked);
+    int rescale = block_softmax(t, nb, alpha);
+    block_accumulate(t, j0, nb, masked, alpha, rescale);
 }
 
-int attn_stream_workspace(const attn_problem *p, size_t *bytes)
+static void block_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 0);
+}
+
+static void block_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 1);
+}
+
+/* The loops take the tile's row count at run time: one pair for all. */
+static const flash_block_fn stream_blocks[2] = {block_open, block_masked};
+
+static const flash_geometry stream_geometry = {
+    .lanes = LANES,
+    .max_rows = MAX_ROWS,
+    .kv_block = KV_BLOCK,
+    .any_rows = stream_blocks,
+};
+
+static int stream_workspace(const attn_problem *p, size_t *bytes)
 {
     return flash_workspace_size(p, &stream_geometry, bytes);
 }
 
-int attn_stream_run(const attn_problem *p, void *workspace)
+static int stream_run(const attn_problem *p, void *workspace)
 {
-    return flash_run(p, &stream_geometry, stream_kernel, workspace);
+    return flash_run(p, &stream_geometry, workspace);
 }
+
+const attn_variant attn_variant_stream = {
+    .name = "stream",
+    .required_features = 0,
+    .description = "flash-attention-2 online softmax, portable C: one pass over key blocks",
+    .family = ATTN_FAMILY_ONLINE,
+    .cost = ATTN_COST_FAST,
+    .exp_ulps = 1, /* glibc expf: < 1 ulp */
+    .tiles =
+        {.keys = KV_BLOCK, .rows = MAX_ROWS, .lanes = LANES, .reg_keys = KEYS, .reg_cols = COLS},
+    .workspace_size = stream_workspace,
+    .run = stream_run,
+};

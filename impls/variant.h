@@ -1,7 +1,7 @@
 /* The internal contract between the dispatcher (api.c) and a variant.
- * Every variant is one entry in the table of table.c: plain data plus two
- * functions. The dispatcher validates the shape, checks CPU features, sizes
- * and allocates the workspace once per call, then calls run(). */
+ * Every variant is one file exporting one `const attn_variant` (plain data
+ * plus two functions) and one line of variants.inc. The dispatcher validates the shape, checks CPU
+ * features, sizes and allocates the workspace once per call, then calls run(). */
 #ifndef ATTN_VARIANT_H
 #define ATTN_VARIANT_H
 
@@ -9,32 +9,52 @@
 #include <stdint.h>
 
 #include "attn.h"
+#include "problem.h"
 
-/* A validated problem: every field of `shape` is in range, byte counts do
- * not overflow, and `scale` is resolved (0 has become 1/sqrt(d_k)). */
-typedef struct attn_problem {
-    attn_shape shape;
-    float scale;   /* resolved */
-    int32_t group; /* heads_q / heads_kv: query heads per K/V head */
-    int threads;   /* OpenMP threads this call may use (the workspace is sized for it) */
-    const float *q, *k, *v;
-    float *o;
-} attn_problem;
+/* How a variant's softmax sees the keys: what rule A's r and the harness's
+ * grouping (fused vs two-pass rows in perf-targets, the RSS target) need. */
+typedef enum attn_family {
+    ATTN_FAMILY_QUADRATIC, /* all n_q x n_kv scores of a head at once */
+    ATTN_FAMILY_TWO_PASS,  /* a row block's scores, exact max then softmax */
+    ATTN_FAMILY_ONLINE,    /* one pass over key blocks, running max (r > 0) */
+} attn_family;
 
-enum { ATTN_MAX_TILES = 8 };
+/* What a call costs, so the harness can decide without naming variants. */
+typedef enum attn_cost_class {
+    ATTN_COST_FAST,     /* multi-threaded, tiled: every preset cell */
+    ATTN_COST_BASELINE, /* a peer library the targets compare with (blas) */
+    /* One thread and n_q x n_kv scores: at n >= 8192 minutes per call, so
+     * the matrix skips those cells (attn_cost_too_slow). */
+    ATTN_COST_QUADRATIC_ONE_THREAD,
+} attn_cost_class;
+
+/* The tile sizes a variant's kernel is built around, each read from the
+ * constant the kernel itself uses (0: the variant has no such tile). verify's
+ * edge sweeps run n and d over 1, T-1, T, T+1 and 2T+prime for each. */
+typedef struct attn_tiles {
+    int32_t keys;     /* keys per block; online: per running-max rescale (rule A's r) */
+    int32_t rows;     /* query rows per block or tile */
+    int32_t lanes;    /* floats per vector (rows are vector lanes) */
+    int32_t reg_rows; /* register tile: query rows */
+    int32_t reg_keys; /* register tile: keys of Q.K^T */
+    int32_t reg_cols; /* register tile: columns of P.V */
+} attn_tiles;
+
+enum { ATTN_MAX_TILES = 6 }; /* the fields of attn_tiles */
 
 typedef struct attn_variant {
     const char *name;
     uint32_t required_features; /* ATTN_CPU_* bits; all must be present */
     const char *description;
+    attn_family family;
+    attn_cost_class cost;
     /* exp error in ulps (rule A's c_exp), measured by tests/test_exp. */
     int exp_ulps;
-    /* Keys per running-max rescale block (rule A's r = ceil(n_i / kv_block)
-     * plus split merges); 0 for two-pass softmax variants. */
-    int32_t kv_block;
-    /* Tile sizes T (up to ATTN_MAX_TILES, 0-terminated when fewer): verify's
-     * edge sweeps run n and d over 1, T-1, T, T+1 and 2T+prime for each. */
-    int32_t tiles[ATTN_MAX_TILES];
+    attn_tiles tiles;
+    /* The library the variant is built on and its version, for the
+     * results' metadata ("libxsmm", "1.17-..."); both NULL when none. */
+    const char *library;
+    const char *(*library_version)(void);
     /* Bytes of workspace run() needs for this problem and p->threads.
      * Returns ATTN_OK, or ATTN_ENOMEM when the size overflows. */
     int (*workspace_size)(const attn_problem *p, size_t *bytes);
@@ -43,9 +63,30 @@ typedef struct attn_variant {
     int (*run)(const attn_problem *p, void *workspace);
 } attn_variant;
 
-/* The one table (table.c). */
-extern const attn_variant attn_variants[];
-extern const int attn_variants_count;
+/* The one table (table.c, from variants.inc), in `attnbench list` order. */
+extern const attn_variant *const attn_variant_table[];
+extern const int attn_variant_table_size;
+
+/* Rule A's r for a row that sees n_seen keys, run on `threads` threads:
+ * online variants rescale once per key block plus up to two merges per
+ * thread for split-KV (flash-decoding); two-pass variants never. */
+static inline int attn_variant_rescales(const attn_variant *v, int threads, int32_t n_seen)
+{
+    if (v->family != ATTN_FAMILY_ONLINE || v->tiles.keys <= 0)
+        return 0;
+    return (n_seen + v->tiles.keys - 1) / v->tiles.keys + 2 * threads;
+}
+
+/* The distinct nonzero tile sizes of v, at most ATTN_MAX_TILES; returns how
+ * many were written. */
+int attn_variant_tile_sizes(const attn_variant *v, int32_t out[ATTN_MAX_TILES]);
+
+/* One thread over n x n float32 scores: ~34 GFLOP per head at n = 8192 at
+ * a few GFLOP/s, minutes per call. */
+enum { ATTN_QUADRATIC_ONE_THREAD_MAX_N = 8192 };
+
+/* 1 when a call of v on s takes minutes (the cost class says so). */
+int attn_cost_too_slow(const attn_variant *v, const attn_shape *s);
 
 /* NULL when unknown. */
 const attn_variant *attn_find_variant(const char *name);
@@ -55,62 +96,6 @@ int attn_variant_runnable(const attn_variant *v);
 
 /* Space-separated names of the features the variant needs and the CPU lacks. */
 void attn_variant_missing(const attn_variant *v, char *buf, size_t cap);
-
-/* Number of keys query row i sees (0 .. n_kv). */
-static inline int32_t attn_keys_seen(const attn_shape *s, int32_t i)
-{
-    if (!s->causal)
-        return s->n_kv;
-    int64_t n = (int64_t)i + s->n_kv - s->n_q + 1;
-    return n < 0 ? 0 : (n > s->n_kv ? s->n_kv : (int32_t)n);
-}
-
-/* Base pointers of one (batch, query head). */
-static inline const float *attn_q_head(const attn_problem *p, int32_t b, int32_t h)
-{
-    const attn_shape *s = &p->shape;
-    return p->q + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_k;
-}
-static inline const float *attn_k_head(const attn_problem *p, int32_t b, int32_t h)
-{
-    const attn_shape *s = &p->shape;
-    return p->k + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_k;
-}
-static inline const float *attn_v_head(const attn_problem *p, int32_t b, int32_t h)
-{
-    const attn_shape *s = &p->shape;
-    return p->v + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_v;
-}
-static inline float *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
-{
-    const attn_shape *s = &p->shape;
-    return p->o + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v;
-}
-
-/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
- * K/V head are contiguous rows of Q and O and all see every key, so they
- * can be computed as one block of `group` rows against that K/V head,
- * without copying K or V. Returns the problem unchanged otherwise. */
-static inline attn_problem attn_fold_decode_heads(const attn_problem *p)
-{
-    attn_problem f = *p;
-    if (p->shape.n_q == 1 && p->group > 1) {
-        f.shape.n_q = p->group;
-        f.shape.heads_q = p->shape.heads_kv;
-        f.shape.causal = 0; /* the one query row sees all n_kv keys */
-        f.group = 1;
-    }
-    return f;
-}
-
-/* Checks a shape; on failure returns ATTN_EINVAL and writes a message naming
- * the field and its value ("heads_kv = 3 does not divide heads_q = 8"). */
-int attn_check_shape(const attn_shape *s, char *msg, size_t cap);
-
-/* The problem the dispatcher builds from a checked shape: scale resolved,
- * group = heads_q / heads_kv, threads = omp_get_max_threads(). */
-attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
-                               float *o);
 
 /* The workspace limit in bytes: half the physical memory, at most 64 GiB. */
 size_t attn_workspace_limit(void);

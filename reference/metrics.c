@@ -31,17 +31,10 @@ static double ulp_distance(float got, float want)
     return fabs((double)got - (double)want) / ulp;
 }
 
-int attn_rescales(const attn_variant *v, const attn_problem *p, int32_t n_seen)
-{
-    if (v->kv_block <= 0)
-        return 0;
-    return (n_seen + v->kv_block - 1) / v->kv_block + 2 * p->threads;
-}
-
-void attn_err_row(attn_err_stats *e, const attn_problem *p, int32_t b, int32_t h, int32_t i,
+void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_t h, int32_t i,
                   const attn_ref_row *r, const float *got, int exp_ulps, int rescales)
 {
-    const int32_t dv = p->shape.d_v;
+    const int32_t dv = in->shape.d_v;
     /* Rule C: a row that sees no key is exactly +0. */
     if (r->n_seen == 0) {
         for (int32_t c = 0; c < dv; c++) {
@@ -71,7 +64,7 @@ void attn_err_row(attn_err_stats *e, const attn_problem *p, int32_t b, int32_t h
                 fail(e, "C (NaN in q/k: row must be NaN)", b, h, i, c, NAN, got[c], 0.0);
         return;
     }
-    const float *v_top = attn_v_head(p, b, h) + (size_t)r->top_key * dv;
+    const float *v_top = attn_ref_v_row(in, b, h, r->top_key);
     const int exact_row = r->n_seen == 1 || r->top_gap >= 110.0;
     const double k_terms =
         (3.0 * r->n_seen + 2.0 * exp_ulps + 3.0 * rescales + 8.0) * unit_roundoff;

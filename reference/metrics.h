@@ -27,17 +27,13 @@ void attn_err_init(attn_err_stats *e);
 
 /* Checks one output row of a variant against the reference row `r`.
  * exp_ulps and rescales are rule A's c_exp and r. */
-void attn_err_row(attn_err_stats *e, const attn_problem *p, int32_t b, int32_t h, int32_t i,
+void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_t h, int32_t i,
                   const attn_ref_row *r, const float *got, int exp_ulps, int rescales);
 
 /* Folds `src` into `dst` (max of maxima, sums of sums, first failure kept). */
 void attn_err_merge(attn_err_stats *dst, const attn_err_stats *src);
 
 double attn_err_nmse(const attn_err_stats *e);
-
-/* Rule A's r for a variant and row: ceil(n_i / kv_block) plus up to two
- * merges per thread for split-KV (flash-decoding); 0 for two-pass variants. */
-int attn_rescales(const attn_variant *v, const attn_problem *p, int32_t n_seen);
 
 /* Rule B: over the seeds of a case, a variant's max E_M (in u) is at most
  * 4 x naive float32's + 16u. */

@@ -1,9 +1,40 @@
 /* The double-precision reference, row by row, with what ACCURACY.md's
- * rule A needs alongside each output element. */
+ * rule A needs alongside each output element.
+ *
+ * The judge is independent of the judged: this directory includes only
+ * include/attn.h and its own headers. Which keys a row sees, where a head's
+ * tensors start and the default scale are derived here from the public
+ * contract (attn.h, README "The library"), not taken from the variants'
+ * problem layer (impls/problem.h), so a mistake there is caught, not
+ * reproduced (test wrong_visibility). */
 #ifndef ATTN_REFERENCE_H
 #define ATTN_REFERENCE_H
 
-#include "variant.h"
+#include <stdint.h>
+
+#include "attn.h"
+
+/* The inputs as the contract states them: row-major float32, Q
+ * [batch][heads_q][n_q][d_k], K [batch][heads_kv][n_kv][d_k], V
+ * [batch][heads_kv][n_kv][d_v]. The shape must be valid (attn_check_shape). */
+typedef struct attn_ref_input {
+    attn_shape shape;
+    double scale; /* shape.scale, or 1/sqrt(d_k) when it is 0 */
+    const float *q, *k, *v;
+} attn_ref_input;
+
+attn_ref_input attn_ref_input_make(const attn_shape *s, const float *q, const float *k,
+                                   const float *v);
+
+/* Keys row i sees: all n_kv, or with causal masking (bottom-right aligned)
+ * the keys j with j - i <= n_kv - n_q. */
+int32_t attn_ref_keys_seen(const attn_shape *s, int32_t i);
+
+/* Row i of query head h of batch b, and key/value row j that head reads:
+ * K/V head h / (heads_q / heads_kv). */
+const float *attn_ref_q_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i);
+const float *attn_ref_k_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t j);
+const float *attn_ref_v_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t j);
 
 typedef struct attn_ref_row {
     double *o;       /* [d_v] the reference output */
@@ -19,7 +50,13 @@ typedef struct attn_ref_row {
 } attn_ref_row;
 
 /* Fills `r` (whose arrays the caller provides) for query row i of batch b,
- * query head h. */
-void attn_reference_row(const attn_problem *p, int32_t b, int32_t h, int32_t i, attn_ref_row *r);
+ * query head h. Returns ATTN_OK. */
+int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i, attn_ref_row *r);
+
+/* The whole O in double, [batch][heads_q][n_q][d_v], for a valid shape:
+ * what the public attn_reference (impls/api.c, which checks the shape)
+ * returns. ATTN_OK or ATTN_ENOMEM. */
+int attn_ref_attention(const attn_shape *s, const float *q, const float *k, const float *v,
+                       double *o);
 
 #endif

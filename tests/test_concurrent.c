@@ -65,11 +65,11 @@ static void *run_worker(void *arg)
 static int make_jobs(job *jobs, int max_threads)
 {
     int n = 0;
-    for (int vi = 0; vi < attn_variants_count; vi++)
+    for (int vi = 0; vi < attn_variant_table_size; vi++)
         for (int si = 0; si < SHAPES; si++) {
             job *x = &jobs[n];
             memset(x, 0, sizeof *x);
-            x->variant = attn_variants[vi].name;
+            x->variant = attn_variant_table[vi]->name;
             x->threads = 1 + n % max_threads;
             const attn_shape *s = &shapes[si].shape;
             x->q = malloc(sizeof(float) * attn_q_elems(s));
@@ -106,7 +106,7 @@ int main(void)
     const char *cap = getenv("ATTN_TEST_MAX_THREADS");
     if (cap && atoi(cap) >= 1 && atoi(cap) < max_threads)
         max_threads = atoi(cap);
-    job *jobs = calloc((size_t)attn_variants_count * SHAPES, sizeof *jobs);
+    job *jobs = calloc((size_t)attn_variant_table_size * SHAPES, sizeof *jobs);
     int n = jobs ? make_jobs(jobs, max_threads) : -1;
     CHECK(&t, n > 0, "cannot allocate the jobs");
     if (n <= 0)

@@ -31,8 +31,8 @@ int main(void)
     for (int i = 0; i < 28; i++)
         v[i] = (float)i;
     int ran = 0;
-    for (int i = 0; i < attn_variants_count; i++) {
-        const attn_variant *var = &attn_variants[i];
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *var = attn_variant_table[i];
         int hidden_need = (var->required_features & cpu->hidden & cpu->detected) != 0;
         int lacking = (var->required_features & ~cpu->features) != 0;
         for (int e = 0; e < 40; e++)

@@ -18,7 +18,7 @@
 
 #include "check.h"
 #include "cpu_features.h"
-#include "flash_driver.h"
+#include "exp_array.h"
 #include "variant.h"
 
 typedef void (*exp_array_fn)(const float *x, float *y, size_t n);

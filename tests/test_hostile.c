@@ -64,8 +64,8 @@ static void test_workspace_over_limit(check_tally *t)
     };
     const size_t limit = attn_workspace_limit();
     float q[64], k[64], v[64], o[64];
-    for (int vi = 0; vi < attn_variants_count; vi++) {
-        const attn_variant *var = &attn_variants[vi];
+    for (int vi = 0; vi < attn_variant_table_size; vi++) {
+        const attn_variant *var = attn_variant_table[vi];
         if (!attn_variant_runnable(var))
             continue;
         int refused = 0;
@@ -152,8 +152,8 @@ static void test_extreme_scales(check_tally *t)
         v[i] = (float)(i % 7) - 3.0f;
     for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
         s.scale = scales[si];
-        for (int vi = 0; vi < attn_variants_count; vi++) {
-            const attn_variant *var = &attn_variants[vi];
+        for (int vi = 0; vi < attn_variant_table_size; vi++) {
+            const attn_variant *var = attn_variant_table[vi];
             if (!attn_variant_runnable(var))
                 continue;
             set_canary(o, 72);

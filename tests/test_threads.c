@@ -55,11 +55,11 @@ static void check_variant_case(check_tally *t, const attn_variant *v, const attn
 int main(void)
 {
     check_tally t = {0};
-    for (int i = 0; i < attn_variants_count; i++) {
-        if (!attn_variant_runnable(&attn_variants[i]))
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        if (!attn_variant_runnable(attn_variant_table[i]))
             continue;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-            check_variant_case(&t, &attn_variants[i], &cases[c]);
+            check_variant_case(&t, attn_variant_table[i], &cases[c]);
     }
     return check_report("threads", &t);
 }

@@ -10,21 +10,31 @@
 #include "check.h"
 #include "variant.h"
 
-int attn_naive_workspace(const attn_problem *p, size_t *bytes);
-int attn_naive_run(const attn_problem *p, void *workspace);
+extern const attn_variant attn_variant_naive;
+
+/* The rogues wrap the real naive, reached through the table as any
+ * caller would (a variant exports nothing but its descriptor). */
+static int naive_workspace(const attn_problem *p, size_t *bytes)
+{
+    return attn_variant_naive.workspace_size(p, bytes);
+}
+static int naive_run(const attn_problem *p, void *workspace)
+{
+    return attn_variant_naive.run(p, workspace);
+}
 
 static int overrun_workspace(const attn_problem *p, void *ws)
 {
     size_t bytes;
-    attn_naive_workspace(p, &bytes);
-    int rc = attn_naive_run(p, ws);
+    naive_workspace(p, &bytes);
+    int rc = naive_run(p, ws);
     ((unsigned char *)ws)[((bytes + 63) & ~(size_t)63) + 3] ^= 1; /* past the end */
     return rc;
 }
 
 static int overrun_o(const attn_problem *p, void *ws)
 {
-    int rc = attn_naive_run(p, ws);
+    int rc = naive_run(p, ws);
     const attn_shape *s = &p->shape;
     p->o[(size_t)s->batch * s->heads_q * s->n_q * s->d_v] = 0.0f; /* one past O */
     return rc;
@@ -35,7 +45,7 @@ static int skip_last_element(const attn_problem *p, void *ws)
     const attn_shape *s = &p->shape;
     size_t n = (size_t)s->batch * s->heads_q * s->n_q * s->d_v;
     float last = p->o[n - 1]; /* the harness's "never written" pattern */
-    int rc = attn_naive_run(p, ws);
+    int rc = naive_run(p, ws);
     p->o[n - 1] = last;
     return rc;
 }
@@ -59,7 +69,7 @@ static int drop_last_key(const attn_problem *p, void *ws)
             one.k = attn_k_head(p, b, h);
             one.v = attn_v_head(p, b, h);
             one.o = attn_o_head(p, b, h);
-            attn_naive_run(&one, ws);
+            naive_run(&one, ws);
         }
     return ATTN_OK;
 }
@@ -68,7 +78,7 @@ static int drop_last_key(const attn_problem *p, void *ws)
 static int hide_nan(const attn_problem *p, void *ws)
 {
     const attn_shape *s = &p->shape;
-    int rc = attn_naive_run(p, ws);
+    int rc = naive_run(p, ws);
     for (size_t i = 0; i < (size_t)s->batch * s->heads_q * s->n_q * s->d_v; i++)
         if (isnan(p->o[i]))
             p->o[i] = 0.0f;
@@ -85,7 +95,7 @@ static int skip_nan_rows(const attn_problem *p, void *ws)
     if (!keep)
         return ATTN_ENOMEM;
     memcpy(keep, p->o, sizeof(float) * n);
-    int rc = attn_naive_run(p, ws);
+    int rc = naive_run(p, ws);
     for (size_t row = 0; row < n / (size_t)s->d_v; row++) {
         const float *q = p->q + row * (size_t)s->d_k;
         int has_nan = 0;
@@ -103,11 +113,21 @@ static int skip_nan_rows(const attn_problem *p, void *ws)
 static int negative_zero(const attn_problem *p, void *ws)
 {
     const attn_shape *s = &p->shape;
-    int rc = attn_naive_run(p, ws);
+    int rc = naive_run(p, ws);
     for (int32_t i = 0; i < s->n_q; i++)
         if (attn_keys_seen(s, i) == 0)
             attn_o_head(p, 0, 0)[(size_t)i * s->d_v] = -0.0f;
     return rc;
+}
+
+/* Resolves the default scale (0) as 1/d_k instead of the contract's
+ * 1/sqrt(d_k): the reference resolves it on its own, so this must fail. */
+static int wrong_default_scale(const attn_problem *p, void *ws)
+{
+    attn_problem wrong = *p;
+    if (p->shape.scale == 0.0f)
+        wrong.scale = 1.0f / (float)p->shape.d_k;
+    return naive_run(&wrong, ws);
 }
 
 static attn_variant rogue(const char *name, int (*run)(const attn_problem *, void *))
@@ -115,7 +135,7 @@ static attn_variant rogue(const char *name, int (*run)(const attn_problem *, voi
     return (attn_variant){.name = name,
                           .description = "deliberately broken",
                           .exp_ulps = 1,
-                          .workspace_size = attn_naive_workspace,
+                          .workspace_size = naive_workspace,
                           .run = run};
 }
 
@@ -138,7 +158,7 @@ int main(void)
     char why[400];
     const attn_case small = {{1, 2, 1, 20, 30, 8, 8, 1, 0.0f}, DATA_NORMAL};
 
-    attn_variant naive = rogue("naive", attn_naive_run);
+    attn_variant naive = rogue("naive", naive_run);
     CHECK(&t, run_case(&naive, small, &st, why) == 0 && st.failures == 0, "naive itself: %s %s",
           why, st.first_failure);
 
@@ -194,5 +214,10 @@ int main(void)
     CHECK(&t,
           run_case(&v, no_key, &st, why) == 0 && st.failures > 0 && strstr(st.first_failure, "+0"),
           "-0 for a row with no key not caught: '%s'", st.first_failure);
+    v = rogue("wrong_default_scale", wrong_default_scale);
+    CHECK(&t,
+          run_case(&v, small, &st, why) == 0 && st.failures > 0 &&
+              strstr(st.first_failure, "rule A"),
+          "a default scale of 1/d_k not caught: '%s'", st.first_failure);
     return check_report("verify_rules", &t);
 }

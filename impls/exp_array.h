@@ -1,0 +1,13 @@
+/* exp_array.h — the vector exps over arrays, for tests/test_exp and
+ * anything else that wants one ISA's exp outside a kernel (peak). Each is
+ * compiled in its own file with its ISA's flags (exp_avx2.c, exp_avx512.c):
+ * call only when attn_cpu() has the ISA's features. */
+#ifndef ATTN_EXP_ARRAY_H
+#define ATTN_EXP_ARRAY_H
+
+#include <stddef.h>
+
+void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma */
+void attn_exp_avx512_array(const float *x, float *y, size_t n); /* avx512f + fma */
+
+#endif

@@ -1,0 +1,267 @@
+/* avx512 decode — the few-rows kernel of the avx512 variant (flash_driver.h,
+ * "Few rows"): a (batch, K/V head) with at most ATTN_AVX512_DECODE_ROWS
+ * query rows in all, as one row-major tile. Moved whole from flash_avx512.c
+ * (issue 11: prefill and decode kernels are separate files); its layout, keys
+ * as lanes, has nothing in common with the prefill block kernel's.
+ * -mavx512f -mfma. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "flash_avx512_decode.h"
+#include "simd_avx512.h"
+
+enum { LANES = 16, FEW_ROWS = ATTN_AVX512_DECODE_ROWS };
+
+static inline int32_t min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Few rows (decode). A head with at most FEW_ROWS query rows in all comes
+ * as one row-major tile (flash_driver.h), rows padded to R = 1, 2, 4 or 8.
+ * Rows as lanes would leave 16 - R lanes idle and read K column by column;
+ * here a vector holds 16/R keys x R rows instead, lane i·R + r:
+ *   scores  16 dot products per vector, K rows loaded whole and in order
+ *           (the R query rows come from L1), then attn_hsum16_avx512;
+ *   softmax vertical as in the tiles; a row's block max and sum are folded
+ *           across its 16/R lanes with XOR shuffles, so every lane of a row
+ *           holds the same m and l;
+ *   P·V     V rows streamed in order into an RP-row x NZ-vector tile of acc
+ *           held in registers, the weight broadcast from the block's scores.
+ * So K and V are each read front to back, once, as two plain streams: the
+ * hardware prefetchers keep them coming at memory speed, and the arithmetic
+ * (about 2 FMAs per key element) hides under the transfer. flash_avx512.c's KV_BLOCK
+ * is a multiple of 16, so every key group 16/R divides it. */
+/* FEW_PREFETCH: K and V lines are also prefetched 4 KiB ahead of the loads
+ * (measured 1 thread, 32 heads of n_kv 32768, d 128: 9.3 -> 11.7 GB/s; 2 and
+ * 8 KiB ahead within 2% of that). */
+enum { MAX_NZ = 8, FEW_PREFETCH = 4096 };
+
+static inline __m512i lane_index(void)
+{
+    return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/* Each lane gets the max (or sum) of the lanes of its row, n % R. Both
+ * partners compute a op b and b op a, which are equal: lanes stay identical. */
+FLASH_INLINE __m512 fold_rows_max(__m512 x, const int R)
+{
+    for (int sh = 8; sh >= R; sh >>= 1)
+        x = _mm512_max_ps(
+            x, _mm512_permutexvar_ps(_mm512_xor_si512(lane_index(), _mm512_set1_epi32(sh)), x));
+    return x;
+}
+
+FLASH_INLINE __m512 fold_rows_sum(__m512 x, const int R)
+{
+    for (int sh = 8; sh >= R; sh >>= 1)
+        x = _mm512_add_ps(
+            x, _mm512_permutexvar_ps(_mm512_xor_si512(lane_index(), _mm512_set1_epi32(sh)), x));
+    return x;
+}
+
+/* acc[i·R + r] += q_r[c..c+16) · k_i[c..c+16), lanes past `tail` zero. */
+FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32_t c,
+                               __mmask16 tail, const int R, __m512 *acc)
+{
+    const int kg = LANES / R;
+    __m512 q[FEW_ROWS];
+    for (int r = 0; r < R; r++)
+        q[r] = _mm512_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
+    for (int i = 0; i < kg; i++) {
+        _mm_prefetch((const char *)(k[i] + c) + FEW_PREFETCH, _MM_HINT_T0);
+        __m512 kv =
+            tail == 0xffff ? _mm512_loadu_ps(k[i] + c) : _mm512_maskz_loadu_ps(tail, k[i] + c);
+        for (int r = 0; r < R; r++)
+            acc[i * R + r] = _mm512_fmadd_ps(q[r], kv, acc[i * R + r]);
+    }
+}
+
+/* Unscaled scores of the 16/R keys from k0 (nk of them are real: the rest
+ * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
+FLASH_INLINE __m512 few_group_scores(const flash_tile *t, const float *k0, int32_t nk, const int R)
+{
+    const int kg = LANES / R;
+    const int32_t d_k = t->d_k;
+    const float *k[LANES];
+    __m512 acc[LANES];
+    for (int i = 0; i < kg; i++)
+        k[i] = k0 + (size_t)min32(i, nk - 1) * d_k;
+    for (int n = 0; n < LANES; n++)
+        acc[n] = _mm512_setzero_ps();
+    int32_t c = 0;
+    for (; c + LANES <= d_k; c += LANES)
+        few_dot_step(t, k, c, 0xffff, R, acc);
+    if (c < d_k)
+        few_dot_step(t, k, c, attn_tail_mask_avx512(d_k - c), R, acc);
+    return attn_hsum16_avx512(acc);
+}
+
+/* acc rows [r0, r0 + rp), column vectors [z0, z0 + nz) (the last one masked
+ * by `last`): alpha, then the block's weighted V rows. */
+FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
+                                 const int rp, int32_t z0, const int nz, __mmask16 last,
+                                 const int R, const int masked, const float *alpha, int rescale)
+{
+    const int32_t d_v = t->d_v;
+    __m512 a[FEW_ROWS][MAX_NZ];
+    int32_t seen[FEW_ROWS];
+    for (int r = 0; r < rp; r++) {
+        const float *src = t->acc_rm + (size_t)(r0 + r) * t->ld + LANES * z0;
+        seen[r] = t->seen[r0 + r];
+        for (int z = 0; z < nz; z++) {
+            a[r][z] = _mm512_load_ps(src + LANES * z);
+            if (rescale)
+                a[r][z] = _mm512_mul_ps(a[r][z], _mm512_set1_ps(alpha[r0 + r]));
+        }
+    }
+    const float *vr = t->v + (size_t)j0 * d_v + LANES * z0;
+    const float *p = t->scores + r0;
+    for (int32_t j = 0; j < nb; j++, vr += d_v, p += R) {
+        __m512 v[MAX_NZ];
+        if (r0 == 0)
+            for (int z = 0; z < nz; z++)
+                _mm_prefetch((const char *)(vr + LANES * z) + FEW_PREFETCH, _MM_HINT_T0);
+        for (int z = 0; z < nz; z++)
+            v[z] = z == nz - 1 ? _mm512_maskz_loadu_ps(last, vr + LANES * z)
+                               : _mm512_loadu_ps(vr + LANES * z);
+        for (int r = 0; r < rp; r++) {
+            __m512 pb = _mm512_set1_ps(p[r]);
+            __mmask16 vis = (__mmask16) - (int)(j0 + j < seen[r]);
+            for (int z = 0; z < nz; z++)
+                a[r][z] = masked ? _mm512_mask3_fmadd_ps(pb, v[z], a[r][z], vis)
+                                 : _mm512_fmadd_ps(pb, v[z], a[r][z]);
+        }
+    }
+    for (int r = 0; r < rp; r++) {
+        float *dst = t->acc_rm + (size_t)(r0 + r) * t->ld + LANES * z0;
+        for (int z = 0; z < nz; z++)
+            _mm512_store_ps(dst + LANES * z, a[r][z]);
+    }
+}
+
+/* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: a
+ * tile of at most 16 accumulators, the rest of the 32 zmm for the V row. */
+FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
+                                const int nz, __mmask16 last, const int R, const int masked,
+                                const float *alpha, int rescale)
+{
+    const int rp_max = nz > 4 ? 2 : nz > 2 ? 4 : 8;
+    const int rp = R < rp_max ? R : rp_max;
+    for (int32_t r0 = 0; r0 < R; r0 += rp)
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, masked, alpha, rescale);
+}
+
+FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int masked,
+                         const float *alpha, int rescale)
+{
+    const int32_t nzv = (t->d_v + LANES - 1) / LANES;
+    const __mmask16 lastm = attn_tail_mask_avx512(t->d_v - LANES * (nzv - 1));
+    int32_t z0 = 0;
+    for (; z0 + 8 <= nzv; z0 += 8)
+        few_rows_pass(t, j0, nb, z0, 8, z0 + 8 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+    if (z0 + 4 <= nzv) {
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+        z0 += 4;
+    }
+    if (z0 + 2 <= nzv) {
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+        z0 += 2;
+    }
+    if (z0 < nzv)
+        few_rows_pass(t, j0, nb, z0, 1, lastm, R, masked, alpha, rescale);
+}
+
+/* One key block: scores, softmax (m and l in the lane pattern), P·V. */
+FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R,
+                            const int masked, __m512 *m, __m512 *l)
+{
+    const int kg = LANES / R;
+    const int log2r = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
+    const __m512i key = _mm512_srli_epi32(lane_index(), log2r);
+    const __m512 scale = _mm512_set1_ps(t->scale), minus_inf = _mm512_set1_ps(-INFINITY);
+    __m512i seen =
+        _mm512_permutexvar_epi32(_mm512_and_si512(lane_index(), _mm512_set1_epi32(R - 1)),
+                                 _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
+    __m512 bmax = minus_inf;
+    for (int32_t jj = 0; jj < nb; jj += kg) {
+        __m512 s = few_group_scores(t, t->k + (size_t)(j0 + jj) * t->d_k, nb - jj, R);
+        __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
+        __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(j0 + nb), jv);
+        if (masked)
+            keep &= _mm512_cmpgt_epi32_mask(seen, jv);
+        s = _mm512_mask_mov_ps(minus_inf, keep, s);
+        /* NaN scores skipped as in block_scores: they reach O through exp. */
+        bmax = _mm512_max_ps(_mm512_mul_ps(s, scale), bmax);
+        _mm512_store_ps(t->scores + (size_t)jj * R, s);
+    }
+    __m512 m_new = _mm512_max_ps(fold_rows_max(bmax, R), *m);
+    __m512 shift = _mm512_mask_mov_ps(m_new, _mm512_cmp_ps_mask(m_new, minus_inf, _CMP_EQ_OQ),
+                                      _mm512_setzero_ps());
+    __m512 alpha = attn_exp_avx512(_mm512_sub_ps(*m, shift));
+    int rescale = _mm512_cmp_ps_mask(alpha, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ) != 0;
+    *m = m_new;
+    __m512 sum = _mm512_setzero_ps();
+    for (int32_t jj = 0; jj < nb; jj += kg) {
+        float *s = t->scores + (size_t)jj * R;
+        __m512 p = attn_exp_avx512(_mm512_fmsub_ps(_mm512_load_ps(s), scale, shift));
+        sum = _mm512_add_ps(sum, p);
+        _mm512_store_ps(s, p);
+    }
+    *l = _mm512_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
+    float alpha_r[LANES] __attribute__((aligned(64)));
+    _mm512_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
+    few_pv(t, j0, nb, R, masked, alpha_r, rescale);
+}
+
+FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
+{
+    const __m512i row = _mm512_and_si512(lane_index(), _mm512_set1_epi32(R - 1));
+    const __mmask16 rows = attn_tail_mask_avx512(R);
+    __m512 m = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->m));
+    __m512 l = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->l));
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = min32(t->kv_block, t->kv_end - j0);
+        if (t->seen_min >= j0 + nb)
+            few_block(t, j0, nb, R, 0, &m, &l);
+        else
+            few_block(t, j0, nb, R, 1, &m, &l);
+    }
+    _mm512_mask_storeu_ps(t->m, rows, m);
+    _mm512_mask_storeu_ps(t->l, rows, l);
+}
+
+static void few_kernel_1(const flash_tile *t)
+{
+    few_blocks(t, 1);
+}
+static void few_kernel_2(const flash_tile *t)
+{
+    few_blocks(t, 2);
+}
+static void few_kernel_4(const flash_tile *t)
+{
+    few_blocks(t, 4);
+}
+static void few_kernel_8(const flash_tile *t)
+{
+    few_blocks(t, 8);
+}
+
+void attn_avx512_decode_kernel(const flash_tile *t)
+{
+    switch (t->rows) {
+    case 1:
+        few_kernel_1(t);
+        break;
+    case 2:
+        few_kernel_2(t);
+        break;
+    case 4:
+        few_kernel_4(t);
+        break;
+    default:
+        few_kernel_8(t);
+        break;
+    }
+}

@@ -1,0 +1,14 @@
+/* The avx512 variant's decode kernel (flash_avx512_decode.c). */
+#ifndef ATTN_FLASH_AVX512_DECODE_H
+#define ATTN_FLASH_AVX512_DECODE_H
+
+#include "flash_driver.h"
+
+/* Heads with at most this many query rows in all (a power of two) go to
+ * the decode kernel. */
+enum { ATTN_AVX512_DECODE_ROWS = 8 };
+
+/* A whole few-rows tile (rows 1, 2, 4 or 8); call only with AVX512F. */
+void attn_avx512_decode_kernel(const flash_tile *t);
+
+#endif

@@ -1,0 +1,261 @@
+/* flash_block_generic.h — the one online-softmax block kernel body, written
+ * against the vector primitives of vec_avx2.h / vec_avx512.h /
+ * vec_portable16.h. A kernel file includes one primitive header, defines
+ * its register-tile sizes, then includes this file, which gives it
+ *     static const flash_block_fn flash_blocks[FLASH_MAX_VECTORS][2];
+ * the block functions indexed by [row vectors - 1][masked], for its
+ * flash_geometry. The driver (flash_driver.c) owns every loop around them.
+ *
+ * The kernel file defines before including:
+ *   MAX_RT, MAX_RC     the largest register tile of Q·Kᵀ (keys) and P·V
+ *                      (columns) over all row-vector counts;
+ *   GROUP              row vectors per register tile: a tile of nv vectors
+ *                      is walked in groups of GROUP (then one of nv mod GROUP);
+ *   keys_per_tile(ng), cols_per_tile(ng)   the register tile for ng vectors.
+ * Those are the ISA's choice (16 ymm vs 32 zmm); everything below is shared.
+ *
+ * Per key block [j0, j0 + nb) of a tile whose rows are vector lanes
+ * (flash_driver.h: qt[t][r], m[r], l[r], acc[c][r], scores[j][r]):
+ *   scores  S[j][r] = q_r · k_j, a register tile of RT keys x ng row
+ *           vectors, K rows broadcast straight from the K tensor (the
+ *           queries were packed once per tile instead); the causal mask and
+ *           the block's row max of S·scale fused into the store;
+ *   softmax p = exp(S·scale - m') in place, scale and shift in one fused
+ *           multiply-subtract, row sums, alpha = exp(m - m');
+ *   P·V     acc[c][r] = acc[c][r]·alpha[r] + Σ_j p[j][r]·v[j][c], a register
+ *           tile of RC columns x ng row vectors, V broadcast from the V
+ *           tensor, alpha applied as the tile is loaded and only when some
+ *           row's max moved; in masked blocks the FMA reaches only the rows
+ *           that see key j (vec_fmadd_where: no 0·NaN from a hidden V row).
+ * Every reduction is vertical (over keys, per lane): no horizontal op. */
+#ifndef ATTN_FLASH_BLOCK_GENERIC_H
+#define ATTN_FLASH_BLOCK_GENERIC_H
+
+#include <math.h>
+
+#include "flash_driver.h"
+
+static inline int32_t generic_min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Unscaled scores of row vectors [v0, v0 + ng) for the block, -inf where
+ * the row does not see the key; folds the block's row max of score·scale
+ * into bmax (a NaN score is skipped there and reaches O through exp). */
+FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, const int v0,
+                               const int ng, const int masked, vec_f *bmax, flash_prefetch *pf)
+{
+    const int rt = keys_per_tile(ng);
+    const int32_t rows = t->rows, d_k = t->d_k;
+    const vec_f scale = vec_set1(t->scale), minus_inf = vec_set1(-INFINITY);
+    vec_i seen[GROUP];
+    for (int v = 0; v < ng; v++)
+        seen[v] = masked ? vec_load_i32(t->seen + VEC_LANES * (v0 + v)) : vec_zero_i32();
+    for (int32_t jj = 0; jj < nb; jj += rt) {
+        /* A short last group repeats its last key: reads stay inside the
+         * block, the extra results are dropped. */
+        const float *k[MAX_RT];
+        for (int i = 0; i < rt; i++)
+            k[i] = t->k + (size_t)(j0 + generic_min32(jj + i, nb - 1)) * d_k;
+        vec_f acc[MAX_RT][GROUP];
+        for (int i = 0; i < rt; i++)
+            for (int v = 0; v < ng; v++)
+                acc[i][v] = vec_zero();
+        const float *q = t->qt + VEC_LANES * v0;
+        for (int32_t c = 0; c < d_k; c++, q += rows) {
+            flash_prefetch_step(pf);
+            vec_f qv[GROUP];
+            for (int v = 0; v < ng; v++)
+                qv[v] = vec_load(q + VEC_LANES * v);
+            for (int i = 0; i < rt; i++) {
+                vec_f kb = vec_broadcast(k[i] + c);
+                for (int v = 0; v < ng; v++)
+                    acc[i][v] = vec_fmadd(qv[v], kb, acc[i][v]);
+            }
+        }
+        for (int i = 0; i < rt && jj + i < nb; i++) {
+            float *s = t->scores + (size_t)(jj + i) * rows + VEC_LANES * v0;
+            for (int v = 0; v < ng; v++) {
+                vec_f x = acc[i][v];
+                if (masked)
+                    x = vec_select(vec_sees(seen[v], j0 + jj + i), x, minus_inf);
+                bmax[v0 + v] = vec_max_nan_skips(vec_mul(x, scale), bmax[v0 + v]);
+                vec_store(s + VEC_LANES * v, x);
+            }
+        }
+    }
+}
+
+FLASH_INLINE void block_scores(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                               const int masked, vec_f *bmax, flash_prefetch *pf)
+{
+    for (int v = 0; v < nv; v++)
+        bmax[v] = vec_set1(-INFINITY);
+    int v0 = 0;
+    for (; v0 + GROUP <= nv; v0 += GROUP)
+        group_scores(t, j0, nb, v0, GROUP, masked, bmax, pf);
+    if (v0 < nv)
+        group_scores(t, j0, nb, v0, nv - v0, masked, bmax, pf);
+}
+
+/* Scores to weights in place; updates m and l, sets alpha = exp(m - m').
+ * Returns nonzero when some row's max moved (alpha != 1). */
+FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, const vec_f *bmax,
+                               vec_f *alpha)
+{
+    const int32_t rows = t->rows;
+    const vec_f scale = vec_set1(t->scale);
+    vec_f shift[FLASH_MAX_VECTORS], sum[FLASH_MAX_VECTORS];
+    int moved = 0;
+    for (int v = 0; v < nv; v++) {
+        vec_f m = vec_load(t->m + VEC_LANES * v);
+        vec_f m_new = vec_max_nan_skips(bmax[v], m);
+        /* A row that has seen nothing yet shifts by 0: exp(-inf - 0) = 0. */
+        shift[v] = vec_zero_where_minus_inf(m_new);
+        alpha[v] = vec_exp(vec_sub(m, shift[v]));
+        moved |= vec_any_not_one(alpha[v]);
+        vec_store(t->m + VEC_LANES * v, m_new);
+        sum[v] = vec_zero();
+    }
+    float *s = t->scores;
+    for (int32_t j = 0; j < nb; j++, s += rows)
+        for (int v = 0; v < nv; v++) {
+            vec_f p = vec_exp(vec_fmsub(vec_load(s + VEC_LANES * v), scale, shift[v]));
+            sum[v] = vec_add(sum[v], p);
+            vec_store(s + VEC_LANES * v, p);
+        }
+    for (int v = 0; v < nv; v++)
+        vec_store(t->l + VEC_LANES * v,
+                  vec_fmadd(vec_load(t->l + VEC_LANES * v), alpha[v], sum[v]));
+    return moved != 0;
+}
+
+/* acc[c][r] for columns [c0, c0 + rc) and row vectors [v0, v0 + ng):
+ * alpha, then the block's weighted V rows. rc and ng are compile-time
+ * constants in every copy, so the rc x ng tile lives in registers. */
+FLASH_INLINE void tile_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t c0,
+                                  const int rc, const int v0, const int ng, const int masked,
+                                  const vec_f *alpha, int rescale, flash_prefetch *pf)
+{
+    const int32_t rows = t->rows, d_v = t->d_v;
+    vec_i seen[GROUP];
+    vec_f a[MAX_RC][GROUP];
+    for (int v = 0; v < ng; v++)
+        seen[v] = masked ? vec_load_i32(t->seen + VEC_LANES * (v0 + v)) : vec_zero_i32();
+    for (int i = 0; i < rc; i++) {
+        const float *src = t->acc + (size_t)(c0 + i) * rows + VEC_LANES * v0;
+        for (int v = 0; v < ng; v++) {
+            a[i][v] = vec_load(src + VEC_LANES * v);
+            if (rescale)
+                a[i][v] = vec_mul(a[i][v], alpha[v0 + v]);
+        }
+    }
+    const float *vr = t->v + (size_t)j0 * d_v + c0;
+    const float *p = t->scores + VEC_LANES * v0;
+    for (int32_t j = 0; j < nb; j++, vr += d_v, p += rows) {
+        flash_prefetch_step(pf);
+        vec_f pv[GROUP];
+        vec_mask vis[GROUP];
+        for (int v = 0; v < ng; v++) {
+            pv[v] = vec_load(p + VEC_LANES * v);
+            vis[v] = masked ? vec_sees(seen[v], j0 + j) : vec_mask_none();
+        }
+        for (int i = 0; i < rc; i++) {
+            vec_f b = vec_broadcast(vr + i);
+            for (int v = 0; v < ng; v++)
+                a[i][v] = masked ? vec_fmadd_where(vis[v], pv[v], b, a[i][v])
+                                 : vec_fmadd(pv[v], b, a[i][v]);
+        }
+    }
+    for (int i = 0; i < rc; i++) {
+        float *dst = t->acc + (size_t)(c0 + i) * rows + VEC_LANES * v0;
+        for (int v = 0; v < ng; v++)
+            vec_store(dst + VEC_LANES * v, a[i][v]);
+    }
+}
+
+/* Every column for row vectors [v0, v0 + ng): full register tiles, then
+ * the last d_v mod rc columns in narrower tiles (4, 2, 1) rather than a
+ * full tile with repeated columns (at d_v = 128 and rc = 6 that was 4
+ * wasted columns of 132, 3% of P·V). */
+FLASH_INLINE void group_columns(const flash_tile *t, int32_t j0, int32_t nb, const int v0,
+                                const int ng, const int masked, const vec_f *alpha, int rescale,
+                                flash_prefetch *pf)
+{
+    const int rc = cols_per_tile(ng);
+    int32_t c0 = 0;
+    for (; c0 + rc <= t->d_v; c0 += rc)
+        tile_accumulate(t, j0, nb, c0, rc, v0, ng, masked, alpha, rescale, pf);
+    for (; rc > 4 && c0 + 4 <= t->d_v; c0 += 4)
+        tile_accumulate(t, j0, nb, c0, 4, v0, ng, masked, alpha, rescale, pf);
+    if (rc > 2 && c0 + 2 <= t->d_v) {
+        tile_accumulate(t, j0, nb, c0, 2, v0, ng, masked, alpha, rescale, pf);
+        c0 += 2;
+    }
+    if (c0 < t->d_v)
+        tile_accumulate(t, j0, nb, c0, 1, v0, ng, masked, alpha, rescale, pf);
+}
+
+/* One key block of a tile of nv row vectors: scores, softmax, P·V. The
+ * prefetch plan is the driver's (flash_driver.h: this block's V during its
+ * Q·Kᵀ, the next block's K during its P·V). */
+FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                             const int masked)
+{
+    vec_f bmax[FLASH_MAX_VECTORS], alpha[FLASH_MAX_VECTORS];
+    flash_prefetch pv = flash_prefetch_this_v(t, j0, nb);
+    flash_prefetch pk = flash_prefetch_next_k(t, j0, nb);
+    block_scores(t, j0, nb, nv, masked, bmax, &pv);
+    int rescale = block_softmax(t, nb, nv, bmax, alpha);
+    int v0 = 0;
+    for (; v0 + GROUP <= nv; v0 += GROUP)
+        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &pk);
+    if (v0 < nv)
+        group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, &pk);
+}
+
+/* The instances: one copy per row-vector count and mask flag, so every
+ * loop above unrolls completely with its tile in registers. */
+static void block_1_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 1, 0);
+}
+static void block_1_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 1, 1);
+}
+static void block_2_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 2, 0);
+}
+static void block_2_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 2, 1);
+}
+static void block_3_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 3, 0);
+}
+static void block_3_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 3, 1);
+}
+static void block_4_open(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 4, 0);
+}
+static void block_4_masked(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    fold_block(t, j0, nb, 4, 1);
+}
+
+_Static_assert(FLASH_MAX_VECTORS == 4, "flash_blocks spells out 1..4 row vectors");
+static const flash_block_fn flash_blocks[FLASH_MAX_VECTORS][2] = {
+    {block_1_open, block_1_masked},
+    {block_2_open, block_2_masked},
+    {block_3_open, block_3_masked},
+    {block_4_open, block_4_masked},
+};
+
+#endif

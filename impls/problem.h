@@ -1,0 +1,96 @@
+/* The neutral problem layer every variant builds on: a checked shape, the
+ * problem a variant is handed, where each head's tensors start and which
+ * keys a row sees. Nothing here knows about variants, and the reference
+ * (reference/) uses none of it: it derives all of this from include/attn.h
+ * on its own, so a mistake here cannot be reproduced by the judge. */
+#ifndef ATTN_PROBLEM_H
+#define ATTN_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn.h"
+
+/* A validated problem: every field of `shape` is in range, byte counts do
+ * not overflow, and `scale` is resolved (0 has become 1/sqrt(d_k)). */
+typedef struct attn_problem {
+    attn_shape shape;
+    float scale;   /* resolved */
+    int32_t group; /* heads_q / heads_kv: query heads per K/V head */
+    int threads;   /* OpenMP threads this call may use (the workspace is sized for it) */
+    const float *q, *k, *v;
+    float *o;
+} attn_problem;
+
+/* Checks a shape; on failure returns ATTN_EINVAL and writes a message naming
+ * the field and its value ("heads_kv = 3 does not divide heads_q = 8"). */
+int attn_check_shape(const attn_shape *s, char *msg, size_t cap);
+
+/* The problem the dispatcher builds from a checked shape: scale resolved,
+ * group = heads_q / heads_kv, threads = omp_get_max_threads(). */
+attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
+                               float *o);
+
+/* Number of keys query row i sees (0 .. n_kv): causal masking is
+ * bottom-right aligned, row i sees key j iff j <= i + (n_kv - n_q).
+ * visibility.c, alone, so that tests can link a deliberately wrong one in
+ * its place and see the reference catch it (test wrong_visibility). */
+int32_t attn_keys_seen(const attn_shape *s, int32_t i);
+
+/* The rows that see no key are a prefix (bottom-right causal with
+ * n_q > n_kv): returns its length, 0 .. n_q, from attn_keys_seen. */
+int32_t attn_first_seeing_row(const attn_shape *s);
+
+/* Writes +0 into rows [0, first) of every (batch, query head) of p->o.
+ * Inside a parallel region the heads are shared out among its threads
+ * (an orphaned omp for, with its barrier); outside, one thread does all.
+ * Returns ATTN_OK. */
+int attn_zero_rows_before(const attn_problem *p, int32_t first);
+
+/* n floats rounded up to whole 64-byte cache lines (16 floats), so that
+ * buffers carved one after another from an aligned workspace stay aligned.
+ * Wraps to 0 only for n > SIZE_MAX - 15, which no checked shape reaches. */
+static inline size_t attn_line_floats(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* Base pointers of one (batch, query head). */
+static inline const float *attn_q_head(const attn_problem *p, int32_t b, int32_t h)
+{
+    const attn_shape *s = &p->shape;
+    return p->q + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_k;
+}
+static inline const float *attn_k_head(const attn_problem *p, int32_t b, int32_t h)
+{
+    const attn_shape *s = &p->shape;
+    return p->k + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_k;
+}
+static inline const float *attn_v_head(const attn_problem *p, int32_t b, int32_t h)
+{
+    const attn_shape *s = &p->shape;
+    return p->v + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_v;
+}
+static inline float *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
+{
+    const attn_shape *s = &p->shape;
+    return p->o + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v;
+}
+
+/* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a
+ * K/V head are contiguous rows of Q and O and all see every key, so they
+ * can be computed as one block of `group` rows against that K/V head,
+ * without copying K or V. Returns the problem unchanged otherwise. */
+static inline attn_problem attn_fold_decode_heads(const attn_problem *p)
+{
+    attn_problem f = *p;
+    if (p->shape.n_q == 1 && p->group > 1) {
+        f.shape.n_q = p->group;
+        f.shape.heads_q = p->shape.heads_kv;
+        f.shape.causal = 0; /* the one query row sees all n_kv keys */
+        f.group = 1;
+    }
+    return f;
+}
+
+#endif
