@@ -37,10 +37,10 @@ enum { MAX_REPS_PER_ROUND = 50, EMPTY_REPS = 50, SETUP_TIMEOUT_MS = 300000 };
  * know: ACCURACY.md's default exp error (4 ulps) and a rescale every 16
  * keys (finer than any peer's key block: a bound that is safe, if loose). */
 static const attn_variant peer_judge = {.name = "peer",
-                                       .description = "a peer library",
-                                       .family = ATTN_FAMILY_ONLINE,
-                                       .exp_ulps = 4,
-                                       .tiles = {.keys = 16}};
+                                        .description = "a peer library",
+                                        .family = ATTN_FAMILY_ONLINE,
+                                        .exp_ulps = 4,
+                                        .tiles = {.keys = 16}};
 
 int matrix_peers_parse(const char *list, matrix_peers *p)
 {
