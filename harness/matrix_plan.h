@@ -1,4 +1,4 @@
-/* The matrix's time budget (issue 16): a deterministic planner that, given
+/* The matrix's time budget: a deterministic planner that, given
  * the cells of a run, a cost model and a budget in seconds, chooses each
  * cell's repetitions and max time, or skips it with a visible reason, so the
  * whole run fits the budget and uses most of it.

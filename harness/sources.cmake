@@ -9,7 +9,7 @@ set(ATTNBENCH_SOURCES
   harness/cmd_list.c
   harness/cmd_verify.c
   harness/cmd_demo.c
-  # issue 4: bench (Google Benchmark through the shim), peak, matrix
+  # bench (Google Benchmark through the shim), peak, matrix
   harness/gbench_shim.cc
   harness/cli_double.c
   harness/timer.c

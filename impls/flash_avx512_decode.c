@@ -1,7 +1,7 @@
 /* avx512 decode — the few-rows kernel of the avx512 variant (flash_driver.h,
  * "Few rows"): a (batch, K/V head) with at most ATTN_AVX512_DECODE_ROWS
  * query rows in all, as one row-major tile. Moved whole from flash_avx512.c
- * (issue 11: prefill and decode kernels are separate files); its layout, keys
+ * (prefill and decode kernels are separate files); its layout, keys
  * as lanes, has nothing in common with the prefill block kernel's.
  * -mavx512f -mfma. */
 #include <immintrin.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The "use this variant" table that opens a results page (issue 16): per
+"""The "use this variant" table that opens a results page: per
 shape class, head size d_k and thread count, the fastest variant that
 passed, its % of roof, and its margin over the runner-up and over the best
 peer library when peer rows exist.

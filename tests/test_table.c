@@ -1,4 +1,4 @@
-/* The table is the one list everything derives from (issue 11), so its
+/* The table is the one list everything derives from, so its
  * entries must be complete: unique names, the public index order, and the
  * fields the harness decides by (family, tiles, exp accuracy) consistent. */
 #include <string.h>
