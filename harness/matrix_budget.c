@@ -142,6 +142,18 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
     return np;
 }
 
+/* The planner's class from the table's description of a variant: one
+ * thread and n x n scores; plain C (no ISA features, no library); or
+ * vector kernels (SIMD intrinsics, libxsmm, OpenBLAS). */
+static matrix_cost_class plan_class(const attn_variant *v)
+{
+    if (v->cost == ATTN_COST_QUADRATIC_ONE_THREAD)
+        return MATRIX_COST_SERIAL_REFERENCE;
+    if (v->cost == ATTN_COST_BASELINE || v->required_features || v->library)
+        return MATRIX_COST_VECTOR;
+    return MATRIX_COST_PORTABLE;
+}
+
 int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
                        const attn_peak *pk, int all, int64_t t_start_ns)
 {
@@ -156,8 +168,7 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     b->deadline_ns = t_start_ns + (int64_t)(0.97 * o->budget_s * 1e9);
     for (int v = 0; v < o->n_variants; v++) {
         b->variants[v].name = o->variants[v]->name;
-        if (matrix_cost_class_of(o->variants[v]->name, &b->variants[v].cost_class) != 0)
-            b->variants[v].cost_class = MATRIX_COST_PORTABLE;
+        b->variants[v].cost_class = plan_class(o->variants[v]);
     }
     int threads[64], n_threads = 0;
     for (int i = 0; i < n; i++) {

@@ -51,9 +51,6 @@ typedef enum matrix_cost_class {
     MATRIX_COST_CLASS_COUNT
 } matrix_cost_class;
 
-/* The class of a variant the suite ships, by name (until the variant table
- * carries it). MATRIX_PLAN_ENOTFOUND for a name it does not know. */
-int matrix_cost_class_of(const char *variant_name, matrix_cost_class *out);
 /* "serial_reference", "portable", "vector" (or "?"), into *out. */
 int matrix_cost_class_name(matrix_cost_class c, const char **out);
 

@@ -1,3 +1,6 @@
+/* One job, read best whole (a little over the ~400 lines a file here
+ * usually has): the FMA and exp roofs, the peak table and its print; the
+ * bandwidth roof is peak_bandwidth.c, the bf16 ones peak_bf16.c. */
 /* Measures the roofline: FMA peak per ISA, exp throughput, memory
  * bandwidth. The ISA kernels live in peak_<isa>.c with their own flags. */
 #include "peak.h"
@@ -284,173 +287,17 @@ double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double s
     return attn_median(rate, reps);
 }
 
-/* Splits [0, n) into `parts` static chunks of whole cache lines. */
-static void chunk(size_t n, int parts, int part, size_t *begin, size_t *end)
-{
-    size_t lines = (n + 15) / 16, per = (lines + (size_t)parts - 1) / (size_t)parts;
-    *begin = (size_t)part * per * 16;
-    *end = *begin + per * 16;
-    if (*begin > n)
-        *begin = n;
-    if (*end > n)
-        *end = n;
-}
-
-/* The read kernels the read roof is the best of (peak_kernels.h): a
- * decode kernel reads two streams with software prefetch, which a single
- * plain loop does not measure. `streams`: the thread's parts of a, b and c
- * side by side (3) or one after the other (1). */
-typedef struct read_kernel {
-    const char *name;
-    int streams;
-    size_t prefetch_ahead; /* 0: no software prefetch (plain C) */
-    uint32_t features;
-} read_kernel;
-
-static const read_kernel read_kernels[] = {
-    {"plain", 1, 0, 0},
-    {"streams3", 3, 0, 0},
-    {"avx2-prefetch-1k", 1, 1024, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
-    {"avx2-prefetch-4k", 1, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
-    {"avx2-prefetch-4k-streams3", 3, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
-};
-enum { READ_KERNELS = sizeof read_kernels / sizeof read_kernels[0] };
-
-static float read_part(const read_kernel *k, const float *const *parts, size_t n)
-{
-    float s = 0.0f;
-    if (k->streams == 3)
-        return k->prefetch_ahead ? attn_peak_read_avx2_prefetch(parts, 3, n, k->prefetch_ahead)
-                                 : attn_peak_read_streams(parts, 3, n);
-    for (int i = 0; i < 3; i++)
-        s += k->prefetch_ahead ? attn_peak_read_avx2_prefetch(parts + i, 1, n, k->prefetch_ahead)
-                               : attn_peak_read(parts[i], n);
-    return s;
-}
-
-/* One pass; returns its wall time in seconds. `k` NULL: triad. */
-static double stream_pass(const read_kernel *k, float *a, float *b, float *c, size_t n, int threads)
-{
-    volatile float sink = 0.0f;
-    int64_t t0 = attn_now_ns();
-#pragma omp parallel num_threads(threads)
-    {
-        size_t lo, hi;
-        chunk(n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        if (k) {
-            const float *parts[3] = {a + lo, b + lo, c + lo};
-            float s = read_part(k, parts, hi - lo);
-            if (omp_get_thread_num() == 0)
-                sink = s;
-        } else {
-            attn_peak_triad(a + lo, b + lo, c + lo, 0.5f, hi - lo);
-        }
-    }
-    (void)sink;
-    return (double)(attn_now_ns() - t0) * 1e-9;
-}
-
-/* Three arrays of `bytes` each, 2 MiB aligned so the kernel can back them
- * with huge pages. */
-typedef struct stream_arrays {
-    float *a, *b, *c;
-    size_t n;
-} stream_arrays;
-
-static int stream_alloc(stream_arrays *s, size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    s->n = bytes / sizeof(float) < 16 ? 16 : bytes / sizeof(float);
-    size_t alloc = (s->n * sizeof(float) + huge - 1) & ~(huge - 1);
-    s->a = aligned_alloc(huge, alloc);
-    s->b = aligned_alloc(huge, alloc);
-    s->c = aligned_alloc(huge, alloc);
-    if (s->a && s->b && s->c)
-        return 0;
-    free(s->a);
-    free(s->b);
-    free(s->c);
-    return -1;
-}
-
-static void stream_free(stream_arrays *s)
-{
-    free(s->a);
-    free(s->b);
-    free(s->c);
-}
-
-/* First touch, in parallel (faulting 1.5 GiB in on one thread is slow),
- * by the same static split the passes of that team use. */
-static void stream_touch(stream_arrays *s, int threads)
-{
-#pragma omp parallel num_threads(threads)
-    {
-        size_t lo, hi;
-        chunk(s->n, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        for (size_t i = lo; i < hi; i++) {
-            s->a[i] = 1.0f;
-            s->b[i] = 2.0f;
-            s->c[i] = 0.5f;
-        }
-    }
-}
-
-/* Median GB/s of one kernel (NULL: triad) over `reps` passes after one
- * warm-up pass. Every kernel moves the three arrays once (triad reads b
- * and c and writes a: STREAM's count, without the write-allocate read). */
-static double stream_rate(stream_arrays *s, const read_kernel *k, int threads, int reps)
-{
-    const double moved = 3.0 * (double)s->n * sizeof(float);
-    double rate[MAX_REPS];
-    stream_pass(k, s->a, s->b, s->c, s->n, threads);
-    for (int r = 0; r < reps; r++)
-        rate[r] = moved / stream_pass(k, s->a, s->b, s->c, s->n, threads) * 1e-9;
-    return attn_median(rate, reps);
-}
-
-static void stream_measure(stream_arrays *s, int threads, int reps, double *read_gbs,
-                           double *triad_gbs, char *read_kernel_name)
-{
-    reps = clamp_reps(reps);
-    *read_gbs = NAN;
-    for (int i = 0; i < READ_KERNELS; i++) {
-        const read_kernel *k = &read_kernels[i];
-        if (!features_present(k->features, NULL, 0))
-            continue;
-        double gbs = stream_rate(s, k, threads, reps);
-        if (!(gbs <= *read_gbs)) {
-            *read_gbs = gbs;
-            if (read_kernel_name)
-                snprintf(read_kernel_name, 32, "%s", k->name);
-        }
-    }
-    *triad_gbs = stream_rate(s, NULL, threads, reps);
-}
-
-int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
-                                double *triad_gbs, char *read_kernel_name)
-{
-    stream_arrays s;
-    if (stream_alloc(&s, bytes) != 0)
-        return -1;
-    stream_touch(&s, threads);
-    stream_measure(&s, threads, reps, read_gbs, triad_gbs, read_kernel_name);
-    stream_free(&s);
-    return 0;
-}
-
 int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
 {
-    stream_arrays arrays;
+    attn_peak_stream arrays;
     if (o->bandwidth) {
-        if (stream_alloc(&arrays, o->bw_array_bytes) != 0) {
+        if (attn_peak_stream_alloc(&arrays, o->bw_array_bytes) != 0) {
             fprintf(stderr, "peak: cannot allocate 3 arrays of %zu bytes for bandwidth\n",
                     o->bw_array_bytes);
             return -1;
         }
         int most = pk->n_threads ? pk->threads[pk->n_threads - 1] : 1;
-        stream_touch(&arrays, most);
+        attn_peak_stream_touch(&arrays, most);
     }
     for (int ti = 0; ti < pk->n_threads; ti++) {
         int t = pk->threads[ti];
@@ -495,8 +342,8 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
                         attn_exp_name((attn_exp_kind)e), t, pk->exp_gelem_per_s[e][ti]);
         }
         if (o->bandwidth) {
-            stream_measure(&arrays, t, o->repetitions, &pk->read_gbytes_per_s[ti],
-                           &pk->triad_gbytes_per_s[ti], pk->read_kernel[ti]);
+            attn_peak_stream_measure(&arrays, t, o->repetitions, &pk->read_gbytes_per_s[ti],
+                                     &pk->triad_gbytes_per_s[ti], pk->read_kernel[ti]);
             if (log)
                 fprintf(log, "bandwidth threads=%-3d read %7.1f GB/s (%s)  triad %7.1f GB/s\n", t,
                         pk->read_gbytes_per_s[ti], pk->read_kernel[ti], pk->triad_gbytes_per_s[ti]);
@@ -505,7 +352,7 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
             fflush(log);
     }
     if (o->bandwidth)
-        stream_free(&arrays);
+        attn_peak_stream_free(&arrays);
     return 0;
 }
 

@@ -65,4 +65,19 @@ float attn_peak_read_avx2_prefetch(const float *const *arrays, int n_arrays, siz
                                    size_t ahead);
 void attn_peak_triad(float *a, const float *b, const float *c, float s, size_t n);
 
+/* Three arrays of `bytes` each, 2 MiB aligned so the kernel can back them
+ * with huge pages (peak_bandwidth.c); touched first by the team that
+ * measures. */
+typedef struct attn_peak_stream {
+    float *a, *b, *c;
+    size_t n;
+} attn_peak_stream;
+int attn_peak_stream_alloc(attn_peak_stream *s, size_t bytes);
+void attn_peak_stream_touch(attn_peak_stream *s, int threads);
+/* read: the best of the read kernels (its name to read_kernel, cap 32,
+ * when not NULL); triad as information. */
+void attn_peak_stream_measure(attn_peak_stream *s, int threads, int reps, double *read_gbs,
+                              double *triad_gbs, char *read_kernel);
+void attn_peak_stream_free(attn_peak_stream *s);
+
 #endif

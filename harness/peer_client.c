@@ -1,3 +1,6 @@
+/* One job, read best whole (over the ~400 lines a file here usually has):
+ * the client side of the peer protocol, from spawning a worker to reaping
+ * it, whose error paths share the same few helpers. */
 /* The peer workers' client (peer_client.h, docs/peers.md). */
 #define _GNU_SOURCE /* mkostemp, pipe2 */
 #include "peer_client.h"

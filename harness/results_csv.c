@@ -1,3 +1,6 @@
+/* One job, read best whole (over the ~400 lines a file here usually has):
+ * the results CSV format, the column table and the writer and reader that
+ * walk it, and the append-only file --resume reopens. */
 #include "results_csv.h"
 
 #include <errno.h>

@@ -22,6 +22,7 @@ set(ATTNBENCH_SOURCES
   harness/peak_avx2.c
   harness/peak_avx512.c
   harness/peak_bf16.c
+  harness/peak_bandwidth.c
   harness/peak_avx512bf16.c
   harness/peak_amx.c
   harness/results_csv.c
@@ -39,6 +40,7 @@ set(ATTNBENCH_SOURCES
   harness/matrix_cell.c
   harness/matrix_peers.c
   harness/matrix_budget.c
+  harness/matrix_plan_file.c
   harness/peer_client.c
 )
 find_package(benchmark REQUIRED)

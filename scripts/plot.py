@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Draws the pictures of an attnbench matrix run.
+"""Draws the pictures of an attnbench matrix run. (One job, read best whole,
+over the ~400 lines a file here usually has: every plot of a results folder,
+on one set of row helpers and one renderer.)
 
     scripts/plot.py results/<cpu-slug>/matrix.csv [MORE.csv ...] -o DIR
 
