@@ -97,7 +97,8 @@ static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *r
     int n_cases =
         attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n_cases + 1));
-    matrix_cell *cells = malloc(sizeof *cells * (size_t)(n_cases * o->n_variants + 1));
+    /* calloc: a cell's plan is NULL unless --budget sets it */
+    matrix_cell *cells = calloc((size_t)(n_cases * o->n_variants + 1), sizeof *cells);
     *n_out = *n_done = 0;
     if (!cases || !cells) {
         free(cases);
