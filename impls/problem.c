@@ -87,10 +87,18 @@ attn_problem attn_problem_make(const attn_shape *s, const float *q, const float 
 
 int32_t attn_first_seeing_row(const attn_shape *s)
 {
-    int32_t i = 0;
-    while (i < s->n_q && attn_keys_seen(s, i) == 0)
-        i++;
-    return i;
+    /* The keys a row sees never decrease along the rows, so bisect on the
+     * visibility helper: O(log n_q), where a scan would take seconds for
+     * the 2^31 rows a caller may ask about. */
+    int32_t lo = 0, hi = s->n_q; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (attn_keys_seen(s, mid) == 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int attn_zero_rows_before(const attn_problem *p, int32_t first)
