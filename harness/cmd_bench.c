@@ -211,7 +211,7 @@ static void register_item(bench_item *it, const attn_peak *pk)
     snprintf(name + len, sizeof name - len, "/threads:%d", it->threads);
     size_t ws;
     if (attn_perf_skip_reason(it->variant, &it->shape, it->threads, &ws, why, sizeof why)) {
-        printf("SKIP %s: %s\n", name, why);
+        printf("SKIP %s: skipped: %s\n", name, why);
         return;
     }
     attn_gb_benchmark *b = attn_gb_register(name, bench_fn, it);

@@ -214,7 +214,8 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     }
     for (int k = 0; k < np; k++)
         cells[b->cell_of[k]].plan = &b->plan.choices[k];
-    b->next_refit_s = 0.1 * b->plan.planned_s;
+    b->refit_step_s = 0.1 * b->plan.planned_s;
+    b->next_refit_s = b->refit_step_s;
     printf("matrix: calibration and peaks took %.1f s; per cell %.2f s of set-up and check\n",
            spent, overhead_s);
     matrix_plan_print(stdout, "matrix: ", &b->in, &b->plan);
@@ -248,9 +249,11 @@ void matrix_budget_cell_done(matrix_budget *b, int i)
     b->done[b->plan_of[i]] = 1;
     double left;
     matrix_plan_remaining_s(&b->plan, b->done, &left);
-    /* Every tenth of the plan: re-plan the rest to the time left. */
+    /* Every tenth of the first plan: re-plan the rest to the time left.
+     * (A tenth of the current plan would refit, and rewrite FILE.plan,
+     * after every cell once a late run has shrunk it.) */
     if (b->plan.planned_s - left >= b->next_refit_s) {
-        b->next_refit_s += 0.1 * b->plan.planned_s;
+        b->next_refit_s = b->plan.planned_s - left + b->refit_step_s;
         refit(b);
     }
 }

@@ -22,6 +22,7 @@ typedef struct matrix_budget {
     unsigned char *done; /* per plan cell */
     int64_t start_ns, deadline_ns;
     double next_refit_s; /* of the plan's estimate: re-plan when this much is done */
+    double refit_step_s; /* a tenth of the first plan: refits shrink the plan, not the step */
     char path[400];      /* FILE.plan */
     int resumed;         /* the choices came from FILE.plan: keep them as they are */
 } matrix_budget;

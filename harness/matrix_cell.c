@@ -105,15 +105,14 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_plan
     free(t);
 }
 
-/* The skip/failure texts of perf_cell.c start with the status word; the
- * row keeps the status as such and the rest as its reason. */
-static void set_from_text(attn_result_row *row, attn_row_status status, const char *text)
+/* The planner's reason is the row's whole status text ("skipped: over
+ * budget (est. 4.1 min)", what the plan file and the printed plan show);
+ * the row keeps the status as such and the rest as its reason. */
+static const char *plan_reason(const matrix_plan_choice *plan)
 {
-    const char *word = attn_row_status_name(status);
-    size_t n = strlen(word);
-    if (strncmp(text, word, n) == 0 && text[n] == ':')
-        text += n + 1 + (text[n + 1] == ' ');
-    attn_result_row_set(row, status, "%s", text);
+    static const char word[] = "skipped: ";
+    return strncmp(plan->reason, word, sizeof word - 1) == 0 ? plan->reason + sizeof word - 1
+                                                             : plan->reason;
 }
 
 /* The row's % of its roof, and whether it beat the roof (then the roof is
@@ -147,16 +146,16 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     int skip = attn_perf_skip_reason(v, s, threads, &ws, why, sizeof why);
     row->workspace_bytes = (int64_t)ws;
     if (skip) {
-        set_from_text(row, ATTN_ROW_SKIPPED, why);
+        attn_result_row_set(row, ATTN_ROW_SKIPPED, "%s", why);
         return;
     }
     if (mc->plan && mc->plan->skipped) {
-        set_from_text(row, ATTN_ROW_SKIPPED, mc->plan->reason);
+        attn_result_row_set(row, ATTN_ROW_SKIPPED, "%s", plan_reason(mc->plan));
         return;
     }
     attn_perf_cell cell;
     if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
-        set_from_text(row, ATTN_ROW_FAILED, why);
+        attn_result_row_set(row, ATTN_ROW_FAILED, "%s", why);
         return;
     }
     if (matrix_check_cell(&cell, all, row) == 0)

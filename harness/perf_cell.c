@@ -23,20 +23,19 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int thread
     if (!attn_variant_runnable(v)) {
         char missing[128];
         attn_variant_missing(v, missing, sizeof missing);
-        snprintf(why, cap, "skipped: needs %s", missing);
+        snprintf(why, cap, "needs %s", missing);
         return 1;
     }
     if (ws_rc != ATTN_OK) {
-        snprintf(why, cap, "skipped: workspace size overflows");
+        snprintf(why, cap, "workspace size overflows");
         return 1;
     }
     if (bytes > attn_workspace_limit()) {
-        snprintf(why, cap, "skipped: workspace %zu bytes exceeds limit %zu", bytes,
-                 attn_workspace_limit());
+        snprintf(why, cap, "workspace %zu bytes exceeds limit %zu", bytes, attn_workspace_limit());
         return 1;
     }
     if (attn_cost_too_slow(v, s)) {
-        snprintf(why, cap, "skipped: %s at n >= %d takes minutes per call", v->name,
+        snprintf(why, cap, "%s at n >= %d takes minutes per call", v->name,
                  ATTN_QUADRATIC_ONE_THREAD_MAX_N);
         return 1;
     }
@@ -81,7 +80,7 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
     c->v = alloc_copies(c->v_stride, c->copies);
     c->o = alloc_copies(c->o_stride, c->copies);
     if (!c->q || !c->k || !c->v || !c->o) {
-        snprintf(why, cap, "failed: cannot allocate the inputs (%d copies)", c->copies);
+        snprintf(why, cap, "cannot allocate the inputs (%d copies)", c->copies);
         attn_perf_cell_free(c);
         return -1;
     }
@@ -97,14 +96,14 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
     c->problem.o = c->o;
     c->problem.threads = threads;
     if (v->workspace_size(&c->problem, &c->workspace_bytes) != ATTN_OK) {
-        snprintf(why, cap, "failed: workspace size overflows");
+        snprintf(why, cap, "workspace size overflows");
         attn_perf_cell_free(c);
         return -1;
     }
     /* Never NULL, like the dispatcher's, even for an empty workspace. */
     c->workspace = aligned_alloc(64, ((c->workspace_bytes + 63) & ~(size_t)63) + 64);
     if (!c->workspace) {
-        snprintf(why, cap, "failed: cannot allocate %zu bytes of workspace", c->workspace_bytes);
+        snprintf(why, cap, "cannot allocate %zu bytes of workspace", c->workspace_bytes);
         attn_perf_cell_free(c);
         return -1;
     }

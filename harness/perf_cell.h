@@ -35,8 +35,8 @@ typedef struct attn_perf_cell {
 } attn_perf_cell;
 
 /* Why a cell is not timed, or 0 when it can be: the CPU lacks a feature
- * ("skipped: needs avx512f"), the workspace exceeds attn_workspace_limit(),
- * or the variant would take minutes per call (naive at n >= 8192).
+ * ("needs avx512f": the reason alone, the caller says skipped), the workspace exceeds
+ * attn_workspace_limit(), or the variant would take minutes per call (naive at n >= 8192).
  * *workspace_bytes gets the workspace size when it is computable. */
 int attn_perf_skip_reason(const attn_variant *v, const attn_shape *s, int threads,
                           size_t *workspace_bytes, char *why, size_t cap);
