@@ -40,11 +40,115 @@ void attn_variant_missing(const attn_variant *v, char *buf, size_t cap)
     attn_cpu_format(v->required_features & ~attn_cpu()->features, buf, cap);
 }
 
+int attn_variant_check_types(const attn_variant *var, const attn_run_options *opt, char *msg,
+                             size_t cap)
+{
+    const struct {
+        const char *field;
+        int32_t value;
+        uint32_t taken;
+    } f[] = {{"q", opt->types.q, attn_variant_type_set(var->q_types)},
+             {"kv", opt->types.kv, attn_variant_type_set(var->kv_types)},
+             {"o", opt->types.o, attn_variant_type_set(var->o_types)},
+             {"p_round", opt->p_round, attn_variant_p_rounds(var)}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!attn_dtype_valid(f[i].value)) {
+            if (msg)
+                snprintf(msg, cap, "types.%s = %d is not an attn_dtype (0 f32, 1 f16, 2 bf16)",
+                         f[i].field, (int)f[i].value);
+            return ATTN_EINVAL;
+        }
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!(f[i].taken & ATTN_DTYPE_BIT(f[i].value))) {
+            if (msg) {
+                if (i == 3)
+                    snprintf(msg, cap, "variant %s does not compute the class \"P rounded to %s\"",
+                             var->name, attn_dtype_name(f[i].value));
+                else
+                    snprintf(msg, cap, "variant %s does not take %s = %s", var->name, f[i].field,
+                             attn_dtype_name(f[i].value));
+            }
+            return ATTN_ENOTSUP;
+        }
+    return ATTN_OK;
+}
+
 enum { GUARD_BYTES = 64 };
 static const unsigned char guard_pattern = 0xA5;
 
-int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *q, const float *k,
-                     const float *v, float *o, attn_run_report *report, char *msg, size_t cap)
+/* Elements of Q, K, V, O for a checked shape (no overflow: checked there). */
+static void tensor_elems(const attn_shape *s, size_t n[4])
+{
+    n[0] = (size_t)s->batch * s->heads_q * s->n_q * s->d_k;
+    n[1] = (size_t)s->batch * s->heads_kv * s->n_kv * s->d_k;
+    n[2] = (size_t)s->batch * s->heads_kv * s->n_kv * s->d_v;
+    n[3] = (size_t)s->batch * s->heads_q * s->n_q * s->d_v;
+}
+
+/* For an f32-only kernel with narrow tensors: where the f32 copies go in
+ * the workspace, after the variant's own part (0: tensor already f32). */
+typedef struct widen_plan {
+    int active;
+    int32_t type[4]; /* of Q, K, V, O */
+    size_t elems[4];
+    size_t at[4];     /* byte offsets of the copies, 64-byte aligned */
+    size_t own_bytes; /* the variant's workspace */
+} widen_plan;
+
+static int plan_widening(const attn_variant *var, const attn_shape *s, const attn_types *t,
+                         widen_plan *w, size_t *bytes)
+{
+    memset(w, 0, sizeof *w);
+    w->type[0] = t->q;
+    w->type[1] = t->kv;
+    w->type[2] = t->kv;
+    w->type[3] = t->o;
+    w->active = var->widening == ATTN_WIDEN_BY_DISPATCHER &&
+                (t->q != ATTN_F32 || t->kv != ATTN_F32 || t->o != ATTN_F32);
+    w->own_bytes = *bytes;
+    if (!w->active)
+        return ATTN_OK;
+    tensor_elems(s, w->elems);
+    size_t end = (*bytes + 63) & ~(size_t)63;
+    if (end < *bytes)
+        return ATTN_ENOMEM;
+    for (int i = 0; i < 4; i++) {
+        if (w->type[i] == ATTN_F32)
+            continue;
+        size_t b;
+        if (__builtin_mul_overflow(w->elems[i], sizeof(float), &b) ||
+            __builtin_add_overflow(b, (size_t)63, &b) || __builtin_add_overflow(end, b, &b))
+            return ATTN_ENOMEM;
+        w->at[i] = end;
+        end = b & ~(size_t)63;
+    }
+    *bytes = end;
+    return ATTN_OK;
+}
+
+/* n elements widened in parallel chunks (memory-bound: every thread helps). */
+static void widen_tensor(const void *src, int32_t t, float *dst, size_t n, int threads)
+{
+    const attn_widen_fn widen = attn_widen_best();
+    const size_t chunk = (size_t)1 << 16;
+    const int64_t chunks = (int64_t)((n + chunk - 1) / chunk);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
+        widen((const char *)src + at * attn_dtype_size(t), t, dst + at, len);
+    }
+}
+
+static void narrow_tensor(const float *src, int32_t t, void *dst, size_t n, int threads)
+{
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < (int64_t)n; i++)
+        attn_store_elem(dst, t, (size_t)i, src[i]);
+}
+
+int attn_run_variant_typed(const attn_variant *var, const attn_shape *s,
+                           const attn_run_options *opt, const void *q, const void *k, const void *v,
+                           void *o, attn_run_report *report, char *msg, size_t cap)
 {
     if (report) {
         report->workspace_bytes = 0;
@@ -58,6 +162,14 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
         return ATTN_ENOTFOUND;
     }
     int rc = attn_check_shape(s, msg, cap);
+    if (rc != ATTN_OK)
+        return rc;
+    if (!opt) {
+        if (msg)
+            snprintf(msg, cap, "types is NULL");
+        return ATTN_EINVAL;
+    }
+    rc = attn_variant_check_types(var, opt, msg, cap);
     if (rc != ATTN_OK)
         return rc;
     const attn_cpu_info *cpu = attn_cpu();
@@ -76,9 +188,15 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
         }
         return ATTN_ENOTSUP;
     }
-    attn_problem p = attn_problem_make(s, q, k, v, o);
+    const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    const int by_dispatcher = var->widening == ATTN_WIDEN_BY_DISPATCHER;
+    attn_problem p =
+        attn_problem_make_typed(s, by_dispatcher ? &f32 : &opt->types, opt->p_round, q, k, v, o);
     size_t bytes = 0;
+    widen_plan w;
     rc = var->workspace_size(&p, &bytes);
+    if (rc == ATTN_OK)
+        rc = plan_widening(var, s, &opt->types, &w, &bytes);
     size_t limit = attn_workspace_limit();
     if (rc != ATTN_OK || bytes > limit) {
         if (msg)
@@ -99,7 +217,22 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
     }
     memset(block, guard_pattern, GUARD_BYTES);
     memset(block + GUARD_BYTES + body, guard_pattern, GUARD_BYTES);
-    rc = var->run(&p, block + GUARD_BYTES);
+    unsigned char *ws = block + GUARD_BYTES;
+    if (w.active) {
+        const void *src[3] = {q, k, v};
+        const void **dst[3] = {&p.q, &p.k, &p.v};
+        for (int i = 0; i < 3; i++)
+            if (w.type[i] != ATTN_F32) {
+                float *copy = (float *)(ws + w.at[i]);
+                widen_tensor(src[i], w.type[i], copy, w.elems[i], p.threads);
+                *dst[i] = copy;
+            }
+        if (w.type[3] != ATTN_F32)
+            p.o = ws + w.at[3];
+    }
+    rc = var->run(&p, ws);
+    if (rc == ATTN_OK && w.active && w.type[3] != ATTN_F32)
+        narrow_tensor((const float *)(ws + w.at[3]), w.type[3], o, w.elems[3], p.threads);
     int guard_ok = 1;
     for (size_t i = 0; i < GUARD_BYTES; i++)
         if (block[i] != guard_pattern || block[GUARD_BYTES + body + i] != guard_pattern)
@@ -110,6 +243,13 @@ int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *
     if (rc != ATTN_OK && msg && !msg[0])
         snprintf(msg, cap, "variant %s failed: %s", var->name, attn_strerror(rc));
     return rc;
+}
+
+int attn_run_variant(const attn_variant *var, const attn_shape *s, const float *q, const float *k,
+                     const float *v, float *o, attn_run_report *report, char *msg, size_t cap)
+{
+    const attn_run_options f32 = {{ATTN_F32, ATTN_F32, ATTN_F32}, ATTN_F32};
+    return attn_run_variant_typed(var, s, &f32, q, k, v, o, report, msg, cap);
 }
 
 int attn_variant_count(void)
@@ -140,6 +280,29 @@ int attn_run(const char *variant, const attn_shape *s, const float *q, const flo
     return attn_run_variant(attn_find_variant(variant), s, q, k, v, o, NULL, NULL, 0);
 }
 
+int attn_run_typed(const char *variant, const attn_shape *s, const attn_types *t, const void *q,
+                   const void *k, const void *v, void *o)
+{
+    if (!t)
+        return attn_find_variant(variant) ? ATTN_EINVAL : ATTN_ENOTFOUND;
+    const attn_run_options opt = {*t, ATTN_F32};
+    return attn_run_variant_typed(attn_find_variant(variant), s, &opt, q, k, v, o, NULL, NULL, 0);
+}
+
+int attn_variant_supports(const char *variant, const attn_types *t)
+{
+    const attn_variant *v = attn_find_variant(variant);
+    if (!v)
+        return ATTN_ENOTFOUND;
+    if (!t || attn_cpu()->mask_error)
+        return ATTN_EINVAL;
+    const attn_run_options opt = {*t, ATTN_F32};
+    int rc = attn_variant_check_types(v, &opt, NULL, 0);
+    if (rc == ATTN_EINVAL)
+        return rc;
+    return rc == ATTN_OK && attn_variant_runnable(v);
+}
+
 /* The public reference: the problem layer checks the arguments as for
  * attn_run, then the independent judge (reference/) computes O. */
 int attn_reference(const attn_shape *s, const float *q, const float *k, const float *v, double *o)
@@ -160,9 +323,12 @@ const char *attn_strerror(int code)
     case ATTN_EINVAL:
         return "invalid argument: a NULL pointer, a shape field out of range (batch, heads_q, "
                "heads_kv, n_q, n_kv, d_k, d_v >= 1; heads_kv divides heads_q; causal 0 or 1; "
-               "finite scale), a tensor size that overflows, or a malformed ATTN_CPU_MASK";
+               "finite scale), an element type outside attn_dtype, a tensor size that overflows, "
+               "or a "
+               "malformed ATTN_CPU_MASK";
     case ATTN_ENOTSUP:
-        return "not supported: this CPU (or ATTN_CPU_MASK) lacks a feature the variant needs";
+        return "not supported: this CPU (or ATTN_CPU_MASK) lacks a feature the variant needs, or "
+               "the variant does not take these element types";
     case ATTN_ENOMEM:
         return "out of memory: the variant's workspace cannot be allocated or exceeds the limit "
                "(half the physical memory, at most 64 GiB)";

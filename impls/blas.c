@@ -160,10 +160,10 @@ static block_job job_of(const attn_problem *p, const plan *pl, int64_t it)
     int32_t i0 = pl->first + (int32_t)(it % pl->blocks) * pl->rows;
     block_job jb = {
         .p = p,
-        .q = attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
+        .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
         .k = attn_k_head(p, b, h),
         .v = attn_v_head(p, b, h),
-        .o = attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
+        .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
         .i0 = i0,
         .nr = s->n_q - i0 < pl->rows ? s->n_q - i0 : pl->rows,
     };

@@ -294,10 +294,10 @@ static int blocked_run(const attn_problem *p_in, void *workspace)
             int32_t i0 = first + (int32_t)(it % blocks) * bq;
             block_job jb = {
                 .p = p,
-                .q = attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
+                .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
                 .k = attn_k_head(p, b, h),
                 .v = attn_v_head(p, b, h),
-                .o = attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
+                .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
                 .i0 = i0,
                 .nr = s->n_q - i0 < bq ? s->n_q - i0 : bq,
                 .bq = bq,

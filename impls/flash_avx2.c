@@ -70,6 +70,7 @@ const attn_variant attn_variant_avx2 = {
               .lanes = VEC_LANES,
               .reg_keys = RT_GROUP,
               .reg_cols = RC_GROUP},
+    .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
     .workspace_size = avx2_workspace,
     .run = avx2_run,
 };

@@ -45,6 +45,7 @@ const attn_variant attn_variant_avx512 = {
               .rows = VEC_LANES * MAX_VECTORS,
               .lanes = VEC_LANES,
               .reg_keys = 6 /* keys_per_tile(4) */},
+    .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
     .workspace_size = avx512_workspace,
     .run = avx512_run,
 };

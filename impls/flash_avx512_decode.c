@@ -115,7 +115,7 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
                 a[r][z] = _mm512_mul_ps(a[r][z], _mm512_set1_ps(alpha[r0 + r]));
         }
     }
-    const float *vr = t->v + (size_t)j0 * d_v + LANES * z0;
+    const float *vr = flash_v_row(t, j0) + LANES * z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += d_v, p += R) {
         __m512 v[MAX_NZ];
@@ -185,7 +185,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                  _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
     __m512 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m512 s = few_group_scores(t, t->k + (size_t)(j0 + jj) * t->d_k, nb - jj, R);
+        __m512 s = few_group_scores(t, flash_k_row(t, j0 + jj), nb - jj, R);
         __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
         __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(j0 + nb), jv);
         if (masked)

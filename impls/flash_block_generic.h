@@ -57,7 +57,7 @@ FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, cons
          * block, the extra results are dropped. */
         const float *k[MAX_RT];
         for (int i = 0; i < rt; i++)
-            k[i] = t->k + (size_t)(j0 + generic_min32(jj + i, nb - 1)) * d_k;
+            k[i] = flash_k_row(t, j0 + generic_min32(jj + i, nb - 1));
         vec_f acc[MAX_RT][GROUP];
         for (int i = 0; i < rt; i++)
             for (int v = 0; v < ng; v++)
@@ -151,7 +151,7 @@ FLASH_INLINE void tile_accumulate(const flash_tile *t, int32_t j0, int32_t nb, i
                 a[i][v] = vec_mul(a[i][v], alpha[v0 + v]);
         }
     }
-    const float *vr = t->v + (size_t)j0 * d_v + c0;
+    const float *vr = flash_v_row(t, j0) + c0;
     const float *p = t->scores + VEC_LANES * v0;
     for (int32_t j = 0; j < nb; j++, vr += d_v, p += rows) {
         flash_prefetch_step(pf);

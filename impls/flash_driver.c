@@ -19,6 +19,9 @@ typedef struct flash_plan {
     size_t q_rs, q_ts, acc_rs, acc_cs;
     /* Per-thread slice, in floats from its start (each 64-byte aligned). */
     size_t qt_at, seen_at, scores_at, state_at, slice_floats;
+    /* f16/bf16 K/V: one key block of each, widened (stage_keys rows). */
+    size_t kstage_at, vstage_at;
+    int32_t stage_keys;  /* 0: K/V are f32, read in place */
     size_t state_floats; /* m, l, acc of one tile */
     size_t acc_at;       /* acc's offset in a tile's state */
     size_t partials_at;  /* where the split partial states start (splits > 1) */
@@ -98,6 +101,11 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
     pl->scores_at = carve(&end, (size_t)g->kv_block * r);
     pl->state_at = carve(&end, pl->state_floats);
+    if (p->types.kv != ATTN_F32) {
+        pl->stage_keys = g->kv_block;
+        pl->kstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_k);
+        pl->vstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_v);
+    }
     pl->slice_floats = end;
     if (end == SIZE_MAX || __builtin_mul_overflow(end, (size_t)p->threads, &end))
         return ATTN_ENOMEM;
@@ -162,9 +170,10 @@ static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
-        const float *q = attn_q_head(p, t->b, h) + (size_t)i * d_k;
+        const void *q = attn_q_head(p, t->b, h);
+        const size_t at = (size_t)i * d_k;
         for (int32_t c = 0; c < d_k; c++)
-            qt[r * pl->q_rs + c * pl->q_ts] = sign * q[c];
+            qt[r * pl->q_rs + c * pl->q_ts] = sign * attn_load_elem(q, p->types.q, at + c);
         seen[r] = attn_keys_seen(&p->shape, i);
         hi = seen[r] > hi ? seen[r] : hi;
         lo = seen[r] < lo ? seen[r] : lo;
@@ -193,26 +202,73 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
-        float *o = attn_o_head(p, t->b, h) + (size_t)i * d_v;
+        void *o = attn_elem_at_mut(attn_o_head(p, t->b, h), p->types.o, (size_t)i * d_v);
         if (seen[r] == 0) {
-            memset(o, 0, sizeof(float) * (size_t)d_v);
+            memset(o, 0, attn_dtype_size(p->types.o) * (size_t)d_v); /* +0 in any type */
             continue;
         }
         for (int32_t c = 0; c < d_v; c++)
-            o[c] = acc[r * pl->acc_rs + c * pl->acc_cs] / l[r];
+            attn_store_elem(o, p->types.o, (size_t)c, acc[r * pl->acc_rs + c * pl->acc_cs] / l[r]);
     }
 }
 
+/* Where a tile's narrow K/V come from and the f32 blocks they are widened
+ * into (stage_keys rows each). */
+typedef struct kv_stage {
+    const void *k, *v; /* the head's f16/bf16 K and V */
+    int32_t type;
+    attn_widen_fn widen;
+    float *kbuf, *vbuf;
+} kv_stage;
+
+/* A copy of t that holds keys [j0, j0 + nb) widened into the stage. */
+static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j0, int32_t nb)
+{
+    flash_tile b = *t;
+    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * t->d_k), st->type, st->kbuf,
+              (size_t)nb * t->d_k);
+    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * t->d_v), st->type, st->vbuf,
+              (size_t)nb * t->d_v);
+    b.k = st->kbuf;
+    b.v = st->vbuf;
+    b.kv_row0 = j0;
+    b.staged = 1;
+    return b;
+}
+
 /* The tile's key blocks through the geometry's block kernels: the mask
- * only where some row of the tile stops seeing keys inside the block. */
-static void fold_blocks(const flash_geometry *g, const flash_tile *t)
+ * only where some row of the tile stops seeing keys inside the block.
+ * Narrow K/V (st non-NULL): each block widened first. */
+static void fold_blocks(const flash_geometry *g, const flash_tile *t, const kv_stage *st)
 {
     int32_t nv = t->rows / g->lanes;
     const flash_block_fn *fn =
         g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
-        fn[t->seen_min < j0 + nb](t, j0, nb);
+        if (st) {
+            flash_tile b = stage_block(t, st, j0, nb);
+            fn[t->seen_min < j0 + nb](&b, j0, nb);
+        } else {
+            fn[t->seen_min < j0 + nb](t, j0, nb);
+        }
+    }
+}
+
+/* The few-rows kernel over the tile's range, one widened block per call
+ * for narrow K/V (its state carries over from call to call). */
+static void fold_few(const flash_geometry *g, const flash_tile *t, const kv_stage *st)
+{
+    if (!st) {
+        g->few_kernel(t);
+        return;
+    }
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
+        flash_tile b = stage_block(t, st, j0, nb);
+        b.kv_begin = j0;
+        b.kv_end = j0 + nb;
+        g->few_kernel(&b);
     }
 }
 
@@ -248,8 +304,8 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .seen_min = seen_min,
         .seen = seen,
         .qt = pl->few ? NULL : qt,
-        .k = attn_k_head(p, t.b, t.kv_head * p->group),
-        .v = attn_v_head(p, t.b, t.kv_head * p->group),
+        .k = pl->stage_keys ? NULL : attn_k_head(p, t.b, t.kv_head * p->group),
+        .v = pl->stage_keys ? NULL : attn_v_head(p, t.b, t.kv_head * p->group),
         .m = state,
         .l = state + pl->rows,
         .acc = pl->few ? NULL : state + pl->acc_at,
@@ -258,10 +314,20 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
+    kv_stage stage = {0};
+    if (pl->stage_keys) {
+        stage.k = attn_k_head(p, t.b, t.kv_head * p->group);
+        stage.v = attn_v_head(p, t.b, t.kv_head * p->group);
+        stage.type = p->types.kv;
+        stage.widen = g->widen ? g->widen : attn_widen_best();
+        stage.kbuf = slice + pl->kstage_at;
+        stage.vbuf = slice + pl->vstage_at;
+    }
+    const kv_stage *st = pl->stage_keys ? &stage : NULL;
     if (!pl->few)
-        fold_blocks(g, &tile);
+        fold_blocks(g, &tile, st);
     else if (tile.kv_begin < tile.kv_end)
-        g->few_kernel(&tile);
+        fold_few(g, &tile, st);
     if (pl->splits == 1)
         finish_tile(p, pl, &t, seen, state);
 }
@@ -277,8 +343,8 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
     for (int32_t r = 0; r < t.nvalid; r++) {
         int32_t i, h;
         row_source(p, &t, r, &i, &h);
-        float *o = attn_o_head(p, t.b, h) + (size_t)i * d_v;
-        memset(o, 0, sizeof(float) * (size_t)d_v);
+        void *out = attn_elem_at_mut(attn_o_head(p, t.b, h), p->types.o, (size_t)i * d_v);
+        memset(out, 0, attn_dtype_size(p->types.o) * (size_t)d_v); /* +0 in any type */
         if (attn_keys_seen(&p->shape, i) == 0)
             continue;
         float mmax = -INFINITY;
@@ -290,14 +356,18 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
         float l = 0.0f;
         for (int32_t c = 0; c < pl->splits; c++) {
             const float *st = first + (size_t)c * pl->state_floats;
-            float w = expf(st[r] - shift);
-            l += w * st[rows + r];
-            const float *acc = st + pl->acc_at;
-            for (int32_t col = 0; col < d_v; col++)
-                o[col] += w * acc[r * pl->acc_rs + col * pl->acc_cs];
+            l += expf(st[r] - shift) * st[rows + r];
         }
-        for (int32_t col = 0; col < d_v; col++)
-            o[col] /= l;
+        /* Column by column, chunks in order (no row buffer: d_v may be
+         * large); the weight is recomputed per column, the same value. */
+        for (int32_t col = 0; col < d_v; col++) {
+            float o = 0.0f;
+            for (int32_t c = 0; c < pl->splits; c++) {
+                const float *st = first + (size_t)c * pl->state_floats;
+                o += expf(st[r] - shift) * st[pl->acc_at + r * pl->acc_rs + col * pl->acc_cs];
+            }
+            attn_store_elem(out, p->types.o, (size_t)col, o / l);
+        }
     }
 }
 

@@ -66,6 +66,11 @@ typedef struct flash_geometry {
      * the row-major layout, rows padded to a power of two; 0: never. */
     int32_t few_rows;
     flash_kernel few_kernel;
+    /* f16/bf16 K and V: the driver widens each key block into an f32 block
+     * in the thread's slice with this (NULL: attn_widen_best(), F16C when
+     * the CPU has it) and hands the kernel that block, so the kernels read
+     * f32 only and a tensor is never converted whole. */
+    attn_widen_fn widen;
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
@@ -87,8 +92,13 @@ struct flash_tile {
     int32_t seen_min;
     const int32_t *seen; /* [rows] */
     const float *qt;     /* [d_k][rows] queries, transposed; padding rows 0 */
-    const float *k;      /* [n_kv][d_k] the tile's K head */
-    const float *v;      /* [n_kv][d_v] the tile's V head */
+    /* The tile's K and V rows from key kv_row0 on: the whole head
+     * (kv_row0 = 0), or for f16/bf16 K/V one widened key block (staged;
+     * kv_row0 = its first key). Read them with flash_k_row / flash_v_row. */
+    const float *k; /* [n_kv - kv_row0][d_k] */
+    const float *v; /* [n_kv - kv_row0][d_v] */
+    int32_t kv_row0;
+    int32_t staged; /* 1: k and v hold only the block being folded */
     /* Running state, updated in place. Starts m = -inf, l = 0, acc = 0. */
     float *m;      /* [rows] max of the scaled scores folded in so far */
     float *l;      /* [rows] sum of exp(s - m) */
@@ -113,6 +123,16 @@ struct flash_tile {
  * rule A's d_k + 2 roundings (d_k + 1 when scale and shift are one FMA).
  * Keys j >= seen[r] must not touch row r at all (not even as 0·v_j: v_j may
  * be NaN or Inf for a key the row cannot see). */
+
+/* Key j's K and V rows (kv_row0 <= j, inside the rows the tile holds). */
+static inline const float *flash_k_row(const flash_tile *t, int32_t j)
+{
+    return t->k + (size_t)(j - t->kv_row0) * t->d_k;
+}
+static inline const float *flash_v_row(const flash_tile *t, int32_t j)
+{
+    return t->v + (size_t)(j - t->kv_row0) * t->d_v;
+}
 
 int flash_workspace_size(const attn_problem *p, const flash_geometry *g, size_t *bytes);
 int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace);
@@ -139,15 +159,17 @@ static inline flash_prefetch flash_prefetch_rows(const float *first, int32_t n_r
 /* The block's V rows. */
 static inline flash_prefetch flash_prefetch_this_v(const flash_tile *t, int32_t j0, int32_t nb)
 {
-    return flash_prefetch_rows(t->v + (size_t)j0 * t->d_v, nb, t->d_v);
+    return flash_prefetch_rows(flash_v_row(t, j0), nb, t->d_v);
 }
 
-/* The next block's K rows (none past kv_end). */
+/* The next block's K rows (none past kv_end; none when staged: the next
+ * block is widened from its narrow source, read in order, before use). */
 static inline flash_prefetch flash_prefetch_next_k(const flash_tile *t, int32_t j0, int32_t nb)
 {
     int32_t j1 = j0 + nb, left = t->kv_end - j1;
-    return flash_prefetch_rows(t->k + (size_t)j1 * t->d_k, left < t->kv_block ? left : t->kv_block,
-                               t->d_k);
+    if (t->staged || left <= 0)
+        return (flash_prefetch){(const char *)t->k, 0};
+    return flash_prefetch_rows(flash_k_row(t, j1), left < t->kv_block ? left : t->kv_block, t->d_k);
 }
 
 /* One line into L2 (prefetcht1), while any are left. */

@@ -157,7 +157,7 @@ static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
     const int32_t rows = t->rows, d_v = t->d_v;
     for (int32_t j = 0; j < nb; j++) {
         const float *p = t->scores + (size_t)j * rows;
-        const float *v = t->v + (size_t)(j0 + j) * d_v;
+        const float *v = flash_v_row(t, j0 + j);
         for (int32_t c = 0; c < d_v; c++) {
             float *a = t->acc + (size_t)c * rows;
             for (int32_t r = 0; r < rows; r++)
@@ -172,7 +172,7 @@ static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
     const int32_t rows = t->rows, d_k = t->d_k, d_v = t->d_v;
     float alpha[TQ];
     tile_gemm scores = make_gemm(rows, nb, d_k, rows, d_k, rows, 0, 0);
-    gemm_run(&scores, t->qt, t->k + (size_t)j0 * d_k, t->scores);
+    gemm_run(&scores, t->qt, flash_k_row(t, j0), t->scores);
     block_softmax(t, j0, nb, masked, alpha);
     for (int32_t c = 0; c < d_v; c++) {
         float *a = t->acc + (size_t)c * rows;
@@ -184,7 +184,7 @@ static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
         return;
     }
     tile_gemm pv = make_gemm(rows, d_v, nb, rows, d_v, rows, 1, 1);
-    gemm_run(&pv, t->scores, t->v + (size_t)j0 * d_v, t->acc);
+    gemm_run(&pv, t->scores, flash_v_row(t, j0), t->acc);
 }
 
 static void block_open(const flash_tile *t, int32_t j0, int32_t nb)
@@ -233,6 +233,7 @@ const attn_variant attn_variant_xsmm = {
     .tiles = {.keys = TK, .rows = TQ, .lanes = LANES},
     .library = "libxsmm",
     .library_version = xsmm_library_version,
+    .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
     .workspace_size = xsmm_workspace,
     .run = xsmm_run,
 };

@@ -6,30 +6,48 @@
 
 #include "variant.h"
 
+/* Workspace: the head's n_q x n_kv scores, then one widened Q row, one
+ * widened K or V row and one f32 output row (for f16/bf16 tensors). */
 static int naive_workspace(const attn_problem *p, size_t *bytes)
 {
-    size_t n;
-    if (__builtin_mul_overflow((size_t)p->shape.n_q, (size_t)p->shape.n_kv, &n) ||
-        __builtin_mul_overflow(n, sizeof(float), bytes))
+    const attn_shape *s = &p->shape;
+    size_t n, rows = (size_t)s->d_k + (size_t)(s->d_k > s->d_v ? s->d_k : s->d_v) + (size_t)s->d_v;
+    if (__builtin_mul_overflow((size_t)s->n_q, (size_t)s->n_kv, &n) ||
+        __builtin_add_overflow(n, rows, &n) || __builtin_mul_overflow(n, sizeof(float), bytes))
         return ATTN_ENOMEM;
     return ATTN_OK;
 }
 
-static void naive_head(const attn_problem *p, const float *q, const float *k, const float *v,
-                       float *o, float *scores)
+/* Row `row` (n elements) of a tensor of type t as f32: in place for f32,
+ * else widened into buf. */
+static const float *row_f32(const void *base, int32_t t, size_t row, int32_t n, float *buf)
+{
+    if (t == ATTN_F32)
+        return (const float *)base + row * (size_t)n;
+    for (int32_t c = 0; c < n; c++)
+        buf[c] = attn_load_elem(base, t, row * (size_t)n + c);
+    return buf;
+}
+
+static void naive_head(const attn_problem *p, const void *q, const void *k, const void *v, void *o,
+                       float *scores)
 {
     const attn_shape *s = &p->shape;
+    const attn_types *ty = &p->types;
+    float *qbuf = scores + (size_t)s->n_q * s->n_kv, *kvbuf = qbuf + s->d_k;
+    float *obuf = kvbuf + (s->d_k > s->d_v ? s->d_k : s->d_v);
     for (int32_t i = 0; i < s->n_q; i++) {
         float *row = scores + (size_t)i * s->n_kv;
-        float *out = o + (size_t)i * s->d_v;
-        const float *qi = q + (size_t)i * s->d_k;
+        float *out = ty->o == ATTN_F32 ? (float *)o + (size_t)i * s->d_v : obuf;
+        const float *qi = row_f32(q, ty->q, (size_t)i, s->d_k, qbuf);
         int32_t seen = attn_keys_seen(s, i); /* masked keys are never read */
         if (seen == 0) {
-            memset(out, 0, sizeof(float) * (size_t)s->d_v);
+            memset(attn_elem_at_mut(o, ty->o, (size_t)i * s->d_v), 0,
+                   attn_dtype_size(ty->o) * (size_t)s->d_v);
             continue;
         }
         for (int32_t j = 0; j < seen; j++) {
-            const float *kj = k + (size_t)j * s->d_k;
+            const float *kj = row_f32(k, ty->kv, (size_t)j, s->d_k, kvbuf);
             float dot = 0.0f;
             for (int32_t t = 0; t < s->d_k; t++)
                 dot += qi[t] * kj[t];
@@ -46,15 +64,26 @@ static void naive_head(const attn_problem *p, const float *q, const float *k, co
             row[j] = expf(row[j] - max);
             sum += row[j];
         }
+        /* "P in f32": normalised weights into P·V. "P rounded to t": each
+         * weight exp(s - max) rounded once to t as it enters P·V, and the
+         * normaliser the sum of the unrounded weights, applied at the end
+         * (what an online-softmax kernel with a bf16/f16 P·V does). */
+        const int rounded = p->p_round != ATTN_F32;
         for (int32_t j = 0; j < seen; j++)
-            row[j] /= sum;
+            row[j] = rounded ? attn_round_to(p->p_round, row[j]) : row[j] / sum;
         for (int32_t c = 0; c < s->d_v; c++)
             out[c] = 0.0f;
         for (int32_t j = 0; j < seen; j++) {
-            const float *vj = v + (size_t)j * s->d_v;
+            const float *vj = row_f32(v, ty->kv, (size_t)j, s->d_v, kvbuf);
             for (int32_t c = 0; c < s->d_v; c++)
                 out[c] += row[j] * vj[c];
         }
+        if (rounded)
+            for (int32_t c = 0; c < s->d_v; c++)
+                out[c] /= sum;
+        if (ty->o != ATTN_F32)
+            for (int32_t c = 0; c < s->d_v; c++)
+                attn_store_elem(o, ty->o, (size_t)i * s->d_v + c, out[c]);
     }
 }
 
@@ -76,6 +105,9 @@ const attn_variant attn_variant_naive = {
     .cost = ATTN_COST_QUADRATIC_ONE_THREAD,
     .exp_ulps = 1, /* glibc expf: < 1 ulp */
     .tiles = {0},
+    .widening = ATTN_WIDEN_ON_LOAD, /* a row at a time */
+    /* Rule B's yardstick in every class: "P rounded to t" too. */
+    .p_rounds = ATTN_DTYPES_ALL,
     .workspace_size = naive_workspace,
     .run = naive_run,
 };

@@ -70,19 +70,28 @@ int attn_check_shape(const attn_shape *s, char *msg, size_t cap)
     return ATTN_OK;
 }
 
-attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
-                               float *o)
+attn_problem attn_problem_make_typed(const attn_shape *s, const attn_types *t, int32_t p_round,
+                                     const void *q, const void *k, const void *v, void *o)
 {
     return (attn_problem){
         .shape = *s,
         .scale = s->scale != 0.0f ? s->scale : 1.0f / sqrtf((float)s->d_k),
         .group = s->heads_q / s->heads_kv,
         .threads = omp_get_max_threads(),
+        .types = *t,
+        .p_round = p_round,
         .q = q,
         .k = k,
         .v = v,
         .o = o,
     };
+}
+
+attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
+                               float *o)
+{
+    const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    return attn_problem_make_typed(s, &f32, ATTN_F32, q, k, v, o);
 }
 
 int32_t attn_first_seeing_row(const attn_shape *s)
@@ -110,6 +119,6 @@ int attn_zero_rows_before(const attn_problem *p, int32_t first)
 #pragma omp for schedule(static)
     for (int64_t bh = 0; bh < heads; bh++)
         memset(attn_o_head(p, (int32_t)(bh / s->heads_q), (int32_t)(bh % s->heads_q)), 0,
-               sizeof(float) * (size_t)first * (size_t)s->d_v);
+               attn_dtype_size(p->types.o) * (size_t)first * (size_t)s->d_v); /* +0 in any type */
     return ATTN_OK;
 }

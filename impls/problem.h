@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attn.h"
+#include "dtype.h"
 
 /* A validated problem: every field of `shape` is in range, byte counts do
  * not overflow, and `scale` is resolved (0 has become 1/sqrt(d_k)). */
@@ -18,8 +19,17 @@ typedef struct attn_problem {
     float scale;   /* resolved */
     int32_t group; /* heads_q / heads_kv: query heads per K/V head */
     int threads;   /* OpenMP threads this call may use (the workspace is sized for it) */
-    const float *q, *k, *v;
-    float *o;
+    /* Element types of q, k/v and o (attn_run: all ATTN_F32). A variant
+     * whose descriptor says its kernel is f32 only sees all-f32 problems:
+     * the dispatcher widens for it (variant.h, attn_widening). */
+    attn_types types;
+    /* The precision class (ACCURACY.md): ATTN_F32 keeps the weights in f32;
+     * ATTN_BF16 / ATTN_F16 round each weight exp(s - m) to that type where
+     * it enters P·V, the normaliser summing the unrounded weights. Only
+     * variants that declare the class get anything but ATTN_F32. */
+    int32_t p_round;
+    const void *q, *k, *v;
+    void *o;
 } attn_problem;
 
 /* Checks a shape; on failure returns ATTN_EINVAL and writes a message naming
@@ -30,6 +40,9 @@ int attn_check_shape(const attn_shape *s, char *msg, size_t cap);
  * group = heads_q / heads_kv, threads = omp_get_max_threads(). */
 attn_problem attn_problem_make(const attn_shape *s, const float *q, const float *k, const float *v,
                                float *o);
+/* The same with element types and a precision class (both checked). */
+attn_problem attn_problem_make_typed(const attn_shape *s, const attn_types *t, int32_t p_round,
+                                     const void *q, const void *k, const void *v, void *o);
 
 /* Number of keys query row i sees (0 .. n_kv): causal masking is
  * bottom-right aligned, row i sees key j iff j <= i + (n_kv - n_q).
@@ -55,26 +68,41 @@ static inline size_t attn_line_floats(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
-/* Base pointers of one (batch, query head). */
-static inline const float *attn_q_head(const attn_problem *p, int32_t b, int32_t h)
+/* Base pointers of one (batch, query head), elements of the problem's
+ * types (const float * for an all-f32 problem: void * converts). */
+static inline const void *attn_q_head(const attn_problem *p, int32_t b, int32_t h)
 {
     const attn_shape *s = &p->shape;
-    return p->q + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_k;
+    return (const char *)p->q +
+           ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_k * attn_dtype_size(p->types.q);
 }
-static inline const float *attn_k_head(const attn_problem *p, int32_t b, int32_t h)
+static inline const void *attn_k_head(const attn_problem *p, int32_t b, int32_t h)
 {
     const attn_shape *s = &p->shape;
-    return p->k + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_k;
+    return (const char *)p->k + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv *
+                                    s->d_k * attn_dtype_size(p->types.kv);
 }
-static inline const float *attn_v_head(const attn_problem *p, int32_t b, int32_t h)
+static inline const void *attn_v_head(const attn_problem *p, int32_t b, int32_t h)
 {
     const attn_shape *s = &p->shape;
-    return p->v + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv * s->d_v;
+    return (const char *)p->v + ((size_t)b * s->heads_kv + h / p->group) * (size_t)s->n_kv *
+                                    s->d_v * attn_dtype_size(p->types.kv);
 }
-static inline float *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
+static inline void *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
 {
     const attn_shape *s = &p->shape;
-    return p->o + ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v;
+    return (char *)p->o +
+           ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v * attn_dtype_size(p->types.o);
+}
+
+/* Element e of a tensor of type t at base: the address (for row offsets). */
+static inline const void *attn_elem_at(const void *base, int32_t t, size_t e)
+{
+    return (const char *)base + e * attn_dtype_size(t);
+}
+static inline void *attn_elem_at_mut(void *base, int32_t t, size_t e)
+{
+    return (char *)base + e * attn_dtype_size(t);
 }
 
 /* A decode step (n_q = 1) of a GQA/MQA model: the query heads that share a

@@ -10,6 +10,7 @@ set(ATTN_SOURCES
   impls/flash_avx512_decode.c
   impls/exp_avx2.c
   impls/exp_avx512.c
+  impls/widen_f16c.c
 )
 # The judge (reference/): its own library, built from include/attn.h and its
 # own headers only. The harness and tests use all of it; libattn.so links
@@ -33,6 +34,8 @@ endforeach()
 # decode kernel and its exp over arrays.
 set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+# f16/bf16 widened in registers, chosen at run time (attn_widen_best).
+set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
                             PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 set(ATTN_EXTRA_INCLUDES "")

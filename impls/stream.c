@@ -34,7 +34,7 @@ static void block_scores(const flash_tile *t, int32_t j0, int32_t nb, int masked
          * block, the extra results are dropped. */
         const float *k[KEYS];
         for (int i = 0; i < KEYS; i++)
-            k[i] = t->k + (size_t)(j0 + min32(jj + i, nb - 1)) * d_k;
+            k[i] = flash_k_row(t, j0 + min32(jj + i, nb - 1));
         for (int32_t r0 = 0; r0 < rows; r0 += LANES) {
             float a[KEYS][LANES] = {{0}};
             const float *q = t->qt + r0;
@@ -110,7 +110,7 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
                         t->acc[(size_t)col[i] * rows + r0 + r] * (rescale ? alpha[r0 + r] : 1.0f);
             for (int32_t j = 0; j < nb; j++) {
                 const float *p = t->scores + (size_t)j * rows + r0;
-                const float *v = t->v + (size_t)(j0 + j) * d_v;
+                const float *v = flash_v_row(t, j0 + j);
                 for (int i = 0; i < COLS; i++) {
                     float vc = v[col[i]];
                     if (masked) {
@@ -155,6 +155,7 @@ static const flash_geometry stream_geometry = {
     .max_rows = MAX_ROWS,
     .kv_block = KV_BLOCK,
     .any_rows = stream_blocks,
+    .widen = attn_widen_portable, /* portable C throughout */
 };
 
 static int stream_workspace(const attn_problem *p, size_t *bytes)
@@ -176,6 +177,7 @@ const attn_variant attn_variant_stream = {
     .exp_ulps = 1, /* glibc expf: < 1 ulp */
     .tiles =
         {.keys = KV_BLOCK, .rows = MAX_ROWS, .lanes = LANES, .reg_keys = KEYS, .reg_cols = COLS},
+    .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
     .workspace_size = stream_workspace,
     .run = stream_run,
 };

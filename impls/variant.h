@@ -42,6 +42,17 @@ typedef struct attn_tiles {
 
 enum { ATTN_MAX_TILES = 6 }; /* the fields of attn_tiles */
 
+/* How f16/bf16 tensors reach a variant's kernel (attn_run_typed). */
+typedef enum attn_widening {
+    /* An f32 kernel: the dispatcher widens narrow Q, K, V whole into f32
+     * copies in the workspace and rounds O from an f32 one after the run,
+     * as a NumPy or BLAS user does (astype). The default. */
+    ATTN_WIDEN_BY_DISPATCHER = 0,
+    /* The kernel reads and writes the narrow types itself, widening a
+     * block at a time as it loads (the online-softmax driver, naive). */
+    ATTN_WIDEN_ON_LOAD,
+} attn_widening;
+
 typedef struct attn_variant {
     const char *name;
     uint32_t required_features; /* ATTN_CPU_* bits; all must be present */
@@ -55,6 +66,16 @@ typedef struct attn_variant {
      * results' metadata ("libxsmm", "1.17-..."); both NULL when none. */
     const char *library;
     const char *(*library_version)(void);
+    /* Element types taken, bit (1 << attn_dtype) per tensor; 0: every type. */
+    uint32_t q_types, kv_types, o_types;
+    attn_widening widening;
+    /* The precision classes computed (ACCURACY.md, "Precision classes"):
+     * bit (1 << t) for "P rounded to t" (the kernel gets p->p_round = t),
+     * bit (1 << ATTN_F32) for "P in f32". 0: "P in f32" only. */
+    uint32_t p_rounds;
+    /* 1 when its instructions treat subnormal narrow inputs as zero
+     * (vdpbf16ps, AMX): verify then flushes them in the reference too. */
+    int denormals_are_zero;
     /* Bytes of workspace run() needs for this problem and p->threads.
      * Returns ATTN_OK, or ATTN_ENOMEM when the size overflows. */
     int (*workspace_size)(const attn_problem *p, size_t *bytes);
@@ -108,5 +129,34 @@ typedef struct attn_run_report {
 } attn_run_report;
 int attn_run_variant(const attn_variant *v, const attn_shape *s, const float *q, const float *k,
                      const float *v_, float *o, attn_run_report *report, char *msg, size_t cap);
+
+/* What a typed run asks for besides the shape: element types and class. */
+typedef struct attn_run_options {
+    attn_types types;
+    int32_t p_round; /* ATTN_F32 ("P in f32"), ATTN_BF16 or ATTN_F16 ("P rounded to t") */
+} attn_run_options;
+
+/* attn_run_variant with element types and a precision class. ATTN_EINVAL
+ * for NULL options or a value outside attn_dtype, ATTN_ENOTSUP for types
+ * or a class the variant does not take; msg names the field and value. */
+int attn_run_variant_typed(const attn_variant *v, const attn_shape *s, const attn_run_options *opt,
+                           const void *q, const void *k, const void *v_, void *o,
+                           attn_run_report *report, char *msg, size_t cap);
+
+/* ATTN_OK when v takes these types and class, ATTN_EINVAL (a value outside
+ * attn_dtype) or ATTN_ENOTSUP, with msg naming the field and value. CPU
+ * features are not checked here (attn_variant_runnable). */
+int attn_variant_check_types(const attn_variant *v, const attn_run_options *opt, char *msg,
+                             size_t cap);
+
+/* The type sets of v with 0 resolved: ATTN_DTYPES_ALL. */
+static inline uint32_t attn_variant_type_set(uint32_t declared)
+{
+    return declared ? declared : ATTN_DTYPES_ALL;
+}
+static inline uint32_t attn_variant_p_rounds(const attn_variant *v)
+{
+    return v->p_rounds ? v->p_rounds : ATTN_DTYPE_BIT(ATTN_F32);
+}
 
 #endif

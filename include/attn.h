@@ -1,7 +1,8 @@
 /* attn.h — the public contract of libattn: scaled dot-product attention,
  * O = softmax(Q·Kᵀ·scale)·V, computed by interchangeable variants.
  *
- * Layout (float32, contiguous, row-major):
+ * Layout (float32 for attn_run; attn_run_typed below takes f16/bf16; contiguous,
+ * row-major):
  *   Q [batch][heads_q][n_q][d_k]    K [batch][heads_kv][n_kv][d_k]
  *   V [batch][heads_kv][n_kv][d_v]  O [batch][heads_q][n_q][d_v]
  * Query head h reads K/V head h / (heads_q / heads_kv) (GQA; MQA when
@@ -52,6 +53,26 @@ ATTN_API const char *attn_variant_name(int index);
 ATTN_API int attn_variant_supported(const char *name);
 ATTN_API int attn_run(const char *variant, const attn_shape *s, const float *q, const float *k,
                       const float *v, float *o);
+
+/* Element types. f16 is IEEE binary16, bf16 the top 16 bits of a float32.
+ * Q, K, V and O of attn_run_typed have the same layout as above, each
+ * element of its own type; the kernels compute in float32 (products,
+ * scores, weights, sums, accumulators), and an f16/bf16 O is rounded to
+ * nearest even (an f16 O beyond +-65504 is +-Inf, as the conversion gives). */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
+typedef struct attn_types { /* field order is part of the ABI */
+    int32_t q;              /* attn_dtype of Q */
+    int32_t kv;             /* attn_dtype of K and V: a KV cache may be narrower than Q */
+    int32_t o;              /* attn_dtype of O */
+} attn_types;
+/* attn_run with element types; attn_run(...) is attn_run_typed with all ATTN_F32.
+ * ATTN_EINVAL: NULL types or a value outside attn_dtype; ATTN_ENOTSUP: the variant
+ * does not take these types (or this CPU lacks what it needs for them). */
+ATTN_API int attn_run_typed(const char *variant, const attn_shape *s, const attn_types *t,
+                            const void *q, const void *k, const void *v, void *o);
+/* 1 when the variant takes these types on this CPU, 0 when not, ATTN_ENOTFOUND,
+ * ATTN_EINVAL (bad types or a malformed ATTN_CPU_MASK). */
+ATTN_API int attn_variant_supports(const char *variant, const attn_types *t);
 /* The double-precision reference (two-pass, max-shifted softmax on the
  * float32 inputs widened to double). O is [batch][heads_q][n_q][d_v]. */
 ATTN_API int attn_reference(const attn_shape *s, const float *q, const float *k, const float *v,

@@ -36,7 +36,7 @@ static int overrun_o(const attn_problem *p, void *ws)
 {
     int rc = naive_run(p, ws);
     const attn_shape *s = &p->shape;
-    p->o[(size_t)s->batch * s->heads_q * s->n_q * s->d_v] = 0.0f; /* one past O */
+    ((float *)p->o)[(size_t)s->batch * s->heads_q * s->n_q * s->d_v] = 0.0f; /* one past O */
     return rc;
 }
 
@@ -44,9 +44,9 @@ static int skip_last_element(const attn_problem *p, void *ws)
 {
     const attn_shape *s = &p->shape;
     size_t n = (size_t)s->batch * s->heads_q * s->n_q * s->d_v;
-    float last = p->o[n - 1]; /* the harness's "never written" pattern */
+    float last = ((float *)p->o)[n - 1]; /* the harness's "never written" pattern */
     int rc = naive_run(p, ws);
-    p->o[n - 1] = last;
+    ((float *)p->o)[n - 1] = last;
     return rc;
 }
 
@@ -80,8 +80,8 @@ static int hide_nan(const attn_problem *p, void *ws)
     const attn_shape *s = &p->shape;
     int rc = naive_run(p, ws);
     for (size_t i = 0; i < (size_t)s->batch * s->heads_q * s->n_q * s->d_v; i++)
-        if (isnan(p->o[i]))
-            p->o[i] = 0.0f;
+        if (isnan(((float *)p->o)[i]))
+            ((float *)p->o)[i] = 0.0f;
     return rc;
 }
 
@@ -97,12 +97,12 @@ static int skip_nan_rows(const attn_problem *p, void *ws)
     memcpy(keep, p->o, sizeof(float) * n);
     int rc = naive_run(p, ws);
     for (size_t row = 0; row < n / (size_t)s->d_v; row++) {
-        const float *q = p->q + row * (size_t)s->d_k;
+        const float *q = (const float *)p->q + row * (size_t)s->d_k;
         int has_nan = 0;
         for (int32_t t = 0; t < s->d_k; t++)
             has_nan |= isnan(q[t]);
         if (has_nan)
-            memcpy(p->o + row * (size_t)s->d_v, keep + row * (size_t)s->d_v,
+            memcpy((float *)p->o + row * (size_t)s->d_v, keep + row * (size_t)s->d_v,
                    sizeof(float) * (size_t)s->d_v);
     }
     free(keep);
@@ -116,7 +116,7 @@ static int negative_zero(const attn_problem *p, void *ws)
     int rc = naive_run(p, ws);
     for (int32_t i = 0; i < s->n_q; i++)
         if (attn_keys_seen(s, i) == 0)
-            attn_o_head(p, 0, 0)[(size_t)i * s->d_v] = -0.0f;
+            ((float *)attn_o_head(p, 0, 0))[(size_t)i * s->d_v] = -0.0f;
     return rc;
 }
 
