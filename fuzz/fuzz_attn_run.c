@@ -251,7 +251,7 @@ static void check_rules(const attn_shape *s, const float *q, const float *k, con
             attn_err_stats st;
             attn_err_init(&st);
             attn_err_row(&st, &in, b, h, i, &r, outs[vi] + (size_t)row * s->d_v, var->exp_ulps,
-                         attn_variant_rescales(var, threads, r.n_seen));
+                         attn_variant_rescales(var, threads, r.n_seen), NULL);
             REQUIRE(st.failures == 0,
                     "%s on B=%d,Hq=%d,Hkv=%d,nq=%d,nkv=%d,dk=%d,dv=%d,causal=%d,"
                     "scale=%g: %s",
@@ -280,7 +280,7 @@ static void run_accepted(const attn_shape *s, const uint8_t *data, size_t size, 
     char name[256], msg[512];
     for (int i = 0; i < attn_variant_table_size; i++) {
         const attn_variant *var = attn_variant_table[i];
-        attn_case c = {*s, DATA_NORMAL};
+        attn_case c = {.shape = *s, .data = DATA_NORMAL};
         attn_case_name(var->name, &c, name, sizeof name);
         float *o = outs[i] = malloc(sizeof(float) * no); /* exactly O: ASan sees any overrun */
         REQUIRE(o, "malloc");

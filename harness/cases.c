@@ -1,5 +1,6 @@
 #include "cases.h"
 
+#include "dtype.h"
 #include "variant.h"
 
 #include <math.h>
@@ -40,7 +41,73 @@ void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t c
     if (s->scale != 0.0f)
         n += snprintf(buf + n, cap - (size_t)n, ",scale=%g", (double)s->scale);
     if (n >= 0 && (size_t)n < cap && c->data != DATA_NORMAL)
-        snprintf(buf + n, cap - (size_t)n, ",data=%s", attn_data_name(c->data));
+        n += snprintf(buf + n, cap - (size_t)n, ",data=%s", attn_data_name(c->data));
+    if (n >= 0 && (size_t)n < cap && !attn_types_all_f32(&c->types))
+        n += snprintf(buf + n, cap - (size_t)n, ",q=%s,kv=%s,o=%s", attn_dtype_name(c->types.q),
+                      attn_dtype_name(c->types.kv), attn_dtype_name(c->types.o));
+    if (n >= 0 && (size_t)n < cap && c->p_round != ATTN_F32)
+        snprintf(buf + n, cap - (size_t)n, ",p=%s", attn_dtype_name(c->p_round));
+}
+
+static const struct {
+    const char *name;
+    attn_types types;
+} dtype_axis[ATTN_DTYPE_AXIS_MAX] = {
+    {"f32", {ATTN_F32, ATTN_F32, ATTN_F32}},     {"bf16", {ATTN_BF16, ATTN_BF16, ATTN_BF16}},
+    {"f16", {ATTN_F16, ATTN_F16, ATTN_F16}},     {"f16kv", {ATTN_F32, ATTN_F16, ATTN_F32}},
+    {"bf16kv", {ATTN_F32, ATTN_BF16, ATTN_F32}},
+};
+
+int attn_types_all_f32(const attn_types *t)
+{
+    return t->q == ATTN_F32 && t->kv == ATTN_F32 && t->o == ATTN_F32;
+}
+
+const char *attn_dtype_axis_name(const attn_types *t)
+{
+    for (int i = 0; i < ATTN_DTYPE_AXIS_MAX; i++)
+        if (memcmp(&dtype_axis[i].types, t, sizeof *t) == 0)
+            return dtype_axis[i].name;
+    return NULL;
+}
+
+static int add_types(attn_types *out, int n, const attn_types *t)
+{
+    for (int i = 0; i < n; i++)
+        if (memcmp(&out[i], t, sizeof *t) == 0)
+            return n;
+    out[n] = *t;
+    return n + 1;
+}
+
+int attn_dtype_axis_parse(const char *arg, attn_types *out, char *msg, size_t cap)
+{
+    int n = 0;
+    const char *p = arg ? arg : "";
+    do {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int found = 0;
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            for (int i = 0; i < ATTN_DTYPE_AXIS_MAX; i++)
+                n = add_types(out, n, &dtype_axis[i].types);
+            found = 1;
+        }
+        for (int i = 0; i < ATTN_DTYPE_AXIS_MAX && !found; i++)
+            if (strlen(dtype_axis[i].name) == len && strncmp(p, dtype_axis[i].name, len) == 0) {
+                n = add_types(out, n, &dtype_axis[i].types);
+                found = 1;
+            }
+        if (!found) {
+            if (msg)
+                snprintf(msg, cap,
+                         "--dtype: '%.*s' is not one of f32, bf16, f16, f16kv, bf16kv, all",
+                         (int)len, p);
+            return -1;
+        }
+        p = comma ? comma + 1 : NULL;
+    } while (p);
+    return n;
 }
 
 int attn_case_min_seeds(const attn_case *c)
@@ -63,89 +130,95 @@ int attn_case_set_parse(const char *name)
     return -1;
 }
 
-/* Shapes: {batch, heads_q, heads_kv, n_q, n_kv, d_k, d_v, causal, scale}. */
+/* Shapes: {batch, heads_q, heads_kv, n_q, n_kv, d_k, d_v, causal, scale}; every
+ * case list below is float32 in the "P in f32" class (verify --dtype sets
+ * the types of a run). */
+#define F32_TYPES                                                                                  \
+    {                                                                                              \
+        ATTN_F32, ATTN_F32, ATTN_F32                                                               \
+    }
 static const attn_case quick_cases[] = {
-    {{1, 2, 2, 37, 37, 16, 16, 0, 0.0f}, DATA_NORMAL},
-    {{1, 4, 2, 64, 64, 32, 24, 1, 0.0f}, DATA_NORMAL},
-    {{2, 8, 2, 1, 300, 64, 64, 0, 0.0f}, DATA_NORMAL}, /* decode, GQA */
-    {{1, 2, 1, 20, 50, 8, 8, 1, 0.0f}, DATA_NORMAL},   /* chunked prefill, MQA */
-    {{1, 2, 2, 45, 45, 16, 16, 1, 0.0f}, DATA_RISING},
+    {{1, 2, 2, 37, 37, 16, 16, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 64, 64, 32, 24, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{2, 8, 2, 1, 300, 64, 64, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32}, /* decode, GQA */
+    {{1, 2, 1, 20, 50, 8, 8, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32}, /* chunked prefill, MQA */
+    {{1, 2, 2, 45, 45, 16, 16, 1, 0.0f}, DATA_RISING, F32_TYPES, ATTN_F32},
 };
 
 static const attn_case full_cases[] = {
     /* GQA, MQA, batch > 1 */
-    {{3, 8, 2, 33, 33, 32, 32, 0, 0.0f}, DATA_NORMAL},
-    {{2, 8, 1, 40, 40, 16, 16, 1, 0.0f}, DATA_NORMAL},
-    {{2, 6, 3, 17, 17, 8, 8, 1, 0.0f}, DATA_NORMAL},
+    {{3, 8, 2, 33, 33, 32, 32, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{2, 8, 1, 40, 40, 16, 16, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{2, 6, 3, 17, 17, 8, 8, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* cross attention and chunked prefill: n_q < n_kv, n_q > n_kv, both masks */
-    {{1, 2, 2, 19, 131, 24, 24, 0, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 19, 131, 24, 24, 1, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 131, 19, 24, 24, 0, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 131, 19, 24, 24, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 19, 131, 24, 24, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 19, 131, 24, 24, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 131, 19, 24, 24, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 131, 19, 24, 24, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* KV-cache decode: one query row against a long cache */
-    {{1, 8, 2, 1, 1000, 64, 64, 0, 0.0f}, DATA_NORMAL},
-    {{1, 4, 4, 1, 777, 128, 128, 1, 0.0f}, DATA_NORMAL},
-    {{2, 4, 1, 3, 513, 80, 80, 1, 0.0f}, DATA_NORMAL},
+    {{1, 8, 2, 1, 1000, 64, 64, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 4, 4, 1, 777, 128, 128, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{2, 4, 1, 3, 513, 80, 80, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* few query rows per K/V head (n_q x group = 1 ... 8, the decode
      * kernels' row counts) against caches around the key-block edges */
-    {{1, 2, 2, 1, 47, 160, 160, 0, 0.0f}, DATA_NORMAL},
-    {{1, 4, 2, 1, 49, 17, 129, 0, 0.0f}, DATA_NORMAL},
-    {{2, 3, 1, 1, 97, 128, 128, 1, 0.0f}, DATA_NORMAL},
-    {{1, 8, 2, 1, 4099, 128, 128, 0, 0.0f}, DATA_NORMAL},
-    {{1, 5, 1, 1, 96, 1, 1, 0, 0.0f}, DATA_NORMAL},
-    {{1, 8, 1, 1, 1000, 64, 64, 1, 0.0f}, DATA_NORMAL},
-    {{1, 2, 1, 3, 300, 33, 33, 1, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 2, 1, 16, 16, 1, 0.0f}, DATA_NORMAL},
-    {{1, 1, 1, 8, 1500, 128, 256, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 1, 47, 160, 160, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 1, 49, 17, 129, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{2, 3, 1, 1, 97, 128, 128, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 8, 2, 1, 4099, 128, 128, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 5, 1, 1, 96, 1, 1, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 8, 1, 1, 1000, 64, 64, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 1, 3, 300, 33, 33, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 2, 1, 16, 16, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 1, 1, 8, 1500, 128, 256, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* d_k != d_v */
-    {{1, 2, 2, 50, 50, 48, 20, 0, 0.0f}, DATA_NORMAL},
-    {{1, 2, 1, 50, 70, 7, 129, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 50, 50, 48, 20, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 1, 50, 70, 7, 129, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* odd and degenerate sizes */
-    {{1, 1, 1, 1, 1, 1, 1, 0, 0.0f}, DATA_NORMAL},
-    {{1, 1, 1, 1, 1, 1, 1, 1, 0.0f}, DATA_NORMAL},
-    {{1, 3, 3, 5, 1, 3, 2, 0, 0.0f}, DATA_NORMAL},
-    {{1, 1, 1, 127, 129, 3, 5, 1, 0.0f}, DATA_NORMAL},
-    {{1, 1, 1, 257, 257, 65, 33, 1, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 100, 100, 80, 80, 1, 0.0f}, DATA_NORMAL},
+    {{1, 1, 1, 1, 1, 1, 1, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 1, 1, 1, 1, 1, 1, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 3, 3, 5, 1, 3, 2, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 1, 1, 127, 129, 3, 5, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 1, 1, 257, 257, 65, 33, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 100, 100, 80, 80, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* custom and negative scale */
-    {{1, 2, 2, 60, 60, 16, 16, 0, 0.5f}, DATA_NORMAL},
-    {{1, 2, 2, 60, 60, 16, 16, 1, -0.3f}, DATA_NORMAL},
+    {{1, 2, 2, 60, 60, 16, 16, 0, 0.5f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 60, 60, 16, 16, 1, -0.3f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* longer rows: several key blocks per row */
-    {{1, 2, 2, 300, 1100, 64, 64, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 300, 1100, 64, 64, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
 };
 
 static const attn_case adversarial_cases[] = {
-    {{1, 2, 2, 65, 65, 16, 16, 0, 0.0f}, DATA_HUGE_LOGITS},
-    {{1, 2, 2, 65, 65, 16, 16, 1, 0.0f}, DATA_HUGE_LOGITS},
-    {{1, 4, 2, 1, 600, 32, 32, 0, 0.0f}, DATA_HUGE_LOGITS},
-    {{1, 2, 2, 70, 70, 8, 8, 0, 0.0f}, DATA_ALL_NEGATIVE},
-    {{1, 2, 2, 70, 70, 8, 8, 1, 0.0f}, DATA_ALL_NEGATIVE},
-    {{1, 2, 2, 100, 100, 12, 12, 1, 0.0f}, DATA_TIED},
-    {{1, 2, 1, 1, 500, 12, 12, 0, 0.0f}, DATA_TIED},
-    {{1, 2, 2, 80, 80, 16, 16, 0, 0.0f}, DATA_ONE_HOT},
-    {{1, 2, 2, 80, 80, 1, 3, 1, 0.0f}, DATA_ONE_HOT},
-    {{1, 2, 2, 1, 700, 16, 16, 0, 0.0f}, DATA_ONE_HOT},
-    {{1, 2, 2, 300, 300, 16, 16, 0, 0.0f}, DATA_RISING},
-    {{1, 2, 2, 300, 300, 16, 16, 1, 0.0f}, DATA_RISING},
-    {{1, 4, 2, 1, 2000, 16, 16, 0, 0.0f}, DATA_RISING},
-    {{1, 2, 2, 300, 300, 16, 16, 0, 0.0f}, DATA_FALLING},
-    {{1, 4, 2, 1, 2000, 16, 16, 1, 0.0f}, DATA_FALLING},
-    {{1, 2, 2, 64, 64, 16, 16, 0, 0.0f}, DATA_CANCELLING_V},
-    {{1, 2, 2, 1, 512, 16, 16, 0, 0.0f}, DATA_CANCELLING_V},
-    {{1, 2, 2, 40, 40, 8, 8, 0, 0.0f}, DATA_NAN_Q},
-    {{1, 2, 2, 40, 40, 8, 8, 1, 0.0f}, DATA_NAN_K},
-    {{1, 2, 2, 40, 40, 8, 8, 0, 0.0f}, DATA_NAN_K},
-    {{1, 4, 2, 1, 600, 8, 8, 0, 0.0f}, DATA_NAN_K},
-    {{1, 2, 2, 40, 40, 8, 8, 1, 0.0f}, DATA_NAN_V},
-    {{1, 2, 2, 50, 50, 8, 8, 1, 0.0f}, DATA_MASKED_NONFINITE},
-    {{1, 2, 2, 20, 300, 8, 8, 1, 0.0f}, DATA_MASKED_NONFINITE},
-    {{1, 2, 2, 30, 30, 8, 8, 0, 0.0f}, DATA_INF},
-    {{1, 2, 2, 30, 30, 8, 8, 1, 0.0f}, DATA_INF},
-    {{1, 2, 2, 33, 33, 9, 9, 1, 0.0f}, DATA_SUBNORMAL},
+    {{1, 2, 2, 65, 65, 16, 16, 0, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 65, 65, 16, 16, 1, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 1, 600, 32, 32, 0, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 70, 70, 8, 8, 0, 0.0f}, DATA_ALL_NEGATIVE, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 70, 70, 8, 8, 1, 0.0f}, DATA_ALL_NEGATIVE, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 100, 100, 12, 12, 1, 0.0f}, DATA_TIED, F32_TYPES, ATTN_F32},
+    {{1, 2, 1, 1, 500, 12, 12, 0, 0.0f}, DATA_TIED, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 80, 80, 16, 16, 0, 0.0f}, DATA_ONE_HOT, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 80, 80, 1, 3, 1, 0.0f}, DATA_ONE_HOT, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 1, 700, 16, 16, 0, 0.0f}, DATA_ONE_HOT, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 300, 300, 16, 16, 0, 0.0f}, DATA_RISING, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 300, 300, 16, 16, 1, 0.0f}, DATA_RISING, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 1, 2000, 16, 16, 0, 0.0f}, DATA_RISING, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 300, 300, 16, 16, 0, 0.0f}, DATA_FALLING, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 1, 2000, 16, 16, 1, 0.0f}, DATA_FALLING, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 64, 64, 16, 16, 0, 0.0f}, DATA_CANCELLING_V, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 1, 512, 16, 16, 0, 0.0f}, DATA_CANCELLING_V, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 40, 40, 8, 8, 0, 0.0f}, DATA_NAN_Q, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 40, 40, 8, 8, 1, 0.0f}, DATA_NAN_K, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 40, 40, 8, 8, 0, 0.0f}, DATA_NAN_K, F32_TYPES, ATTN_F32},
+    {{1, 4, 2, 1, 600, 8, 8, 0, 0.0f}, DATA_NAN_K, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 40, 40, 8, 8, 1, 0.0f}, DATA_NAN_V, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 50, 50, 8, 8, 1, 0.0f}, DATA_MASKED_NONFINITE, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 20, 300, 8, 8, 1, 0.0f}, DATA_MASKED_NONFINITE, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 30, 30, 8, 8, 0, 0.0f}, DATA_INF, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 30, 30, 8, 8, 1, 0.0f}, DATA_INF, F32_TYPES, ATTN_F32},
+    {{1, 2, 2, 33, 33, 9, 9, 1, 0.0f}, DATA_SUBNORMAL, F32_TYPES, ATTN_F32},
     /* n_q > n_kv with causal: the first 30 rows see no key and give +0 */
-    {{1, 2, 2, 40, 10, 8, 8, 1, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 40, 10, 8, 8, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* a single key: every row equals V's only row */
-    {{1, 2, 2, 9, 1, 16, 16, 0, 0.0f}, DATA_NORMAL},
+    {{1, 2, 2, 9, 1, 16, 16, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -168,14 +241,20 @@ static int tile_sweep(int32_t T, attn_case *out, int cap, int n)
         if (x < 1)
             continue;
         int32_t causal = e & 1;
-        n = push(out, cap, n, (attn_case){{1, 2, 1, x, x, 37, 37, causal, 0.0f}, DATA_NORMAL});
+        n = push(
+            out, cap, n,
+            (attn_case){{1, 2, 1, x, x, 37, 37, causal, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32});
         int32_t rows = 2 * T + 7 > 600 ? 600 : 2 * T + 7;
         int32_t dv = x > 1 ? x - 1 : 1; /* d_v != d_k too */
         if (x <= 1200)
-            n = push(out, cap, n,
-                     (attn_case){{1, 2, 2, rows, rows, x, dv, causal, 0.0f}, DATA_NORMAL});
+            n = push(
+                out, cap, n,
+                (attn_case){
+                    {1, 2, 2, rows, rows, x, dv, causal, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32});
     }
-    n = push(out, cap, n, (attn_case){{1, 4, 2, 1, 2 * T + 7, 16, 16, 0, 0.0f}, DATA_NORMAL});
+    n = push(
+        out, cap, n,
+        (attn_case){{1, 4, 2, 1, 2 * T + 7, 16, 16, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32});
     return n;
 }
 
@@ -203,9 +282,13 @@ int attn_case_list(attn_case_set set, const int32_t *tiles, int n_tiles, attn_ca
         /* N(0,1) scores (a few keys dominate each row) and tied scores (every
          * key weighs 1/n: the sums are as long as they get) */
         for (int32_t kv = 64; kv <= 16384; kv *= 4)
-            n = push(out, cap, n, (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_NORMAL});
+            n = push(
+                out, cap, n,
+                (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32});
         for (int32_t kv = 64; kv <= 16384; kv *= 4)
-            n = push(out, cap, n, (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_TIED});
+            n = push(
+                out, cap, n,
+                (attn_case){{1, 2, 1, 64, kv, 64, 64, 1, 0.0f}, DATA_TIED, F32_TYPES, ATTN_F32});
         break;
     }
     return n;

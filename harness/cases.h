@@ -32,7 +32,24 @@ const char *attn_data_name(attn_data_kind kind);
 typedef struct attn_case {
     attn_shape shape;
     attn_data_kind data;
+    /* Element types (all ATTN_F32 = 0 when left out) and the precision
+     * class (ATTN_F32: "P in f32"; bf16/f16: "P rounded to t"). */
+    attn_types types;
+    int32_t p_round;
 } attn_case;
+
+/* The --dtype axis: f32, bf16, f16 (Q, K/V and O of that type), f16kv and
+ * bf16kv (f32 Q and O, a narrow KV cache), all (those five). */
+enum { ATTN_DTYPE_AXIS_MAX = 5 };
+/* Parses a comma-separated list of those names into out (at most
+ * ATTN_DTYPE_AXIS_MAX, duplicates dropped); returns how many, or -1 with
+ * msg naming the bad value. */
+int attn_dtype_axis_parse(const char *arg, attn_types *out, char *msg, size_t cap);
+/* The axis name of a type combination ("f16kv"), or NULL for one the axis
+ * has no name for. */
+const char *attn_dtype_axis_name(const attn_types *t);
+/* 1 when all three are ATTN_F32. */
+int attn_types_all_f32(const attn_types *t);
 
 /* Seeds verify runs a case with at least. Rule B compares maxima over
  * seeds; where rounded scores dominate the error (huge logits: a score of
@@ -46,7 +63,9 @@ int attn_case_min_seeds(const attn_case *c);
 
 /* The canonical case name shared by verify, bench and the CSV:
  * impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=4096,dk=128,dv=128,causal=1[,scale=..][,data=..]
- * `variant` may be NULL (no impl= part); data=normal and scale=0 are omitted. */
+ *     [,q=..,kv=..,o=..][,p=..]
+ * `variant` may be NULL (no impl= part); data=normal, scale=0, all-f32
+ * types and the "P in f32" class are omitted (so f32 names never change). */
 void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap);
 
 /* growth: 64 query rows against n_kv = 64 ... 16384 keys (causal, so the

@@ -205,7 +205,7 @@ static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_c
 static void register_item(bench_item *it, const attn_peak *pk)
 {
     char name[NAME_CAP], why[300];
-    attn_case c = {it->shape, DATA_NORMAL};
+    attn_case c = {.shape = it->shape, .data = DATA_NORMAL};
     attn_case_name(it->variant->name, &c, name, sizeof name);
     size_t len = strlen(name);
     snprintf(name + len, sizeof name - len, "/threads:%d", it->threads);

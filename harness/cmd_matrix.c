@@ -111,7 +111,7 @@ static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *r
             matrix_cell *mc = &cells[*n_out];
             mc->variant = o->variants[vi];
             mc->pc = cases[ci];
-            attn_case c = {cases[ci].shape, DATA_NORMAL};
+            attn_case c = {.shape = cases[ci].shape, .data = DATA_NORMAL};
             attn_case_name(mc->variant->name, &c, mc->name, sizeof mc->name);
             if (o->has_filter && regexec(&o->filter, mc->name, 0, NULL, 0) != 0)
                 continue;

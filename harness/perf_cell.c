@@ -84,7 +84,7 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_sh
         attn_perf_cell_free(c);
         return -1;
     }
-    attn_case data = {*s, DATA_NORMAL};
+    attn_case data = {.shape = *s, .data = DATA_NORMAL};
     c->shape = attn_case_fill(&data, 1, c->q, c->k, c->v);
     for (int i = 1; i < c->copies; i++) {
         memcpy(c->q + i * c->q_stride, c->q, sizeof(float) * c->q_stride);

@@ -38,7 +38,7 @@ int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, at
         return ATTN_ENOTFOUND;
     if (!attn_variant_runnable(v))
         return ATTN_ENOTSUP;
-    attn_case c = {{1, 1, 1, n, n, d, d, causal ? 1 : 0, 0.0f}, DATA_NORMAL};
+    attn_case c = {.shape = {1, 1, 1, n, n, d, d, causal ? 1 : 0, 0.0f}, .data = DATA_NORMAL};
     const size_t elems = (size_t)n * (size_t)d;
     memset(out, 0, sizeof *out);
     out->input_bytes = 4 * elems * sizeof(float);

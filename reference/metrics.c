@@ -22,18 +22,40 @@ static void fail(attn_err_stats *e, const char *rule, int32_t b, int32_t h, int3
 }
 
 /* Distance in float32 ulps between `got` and `want`, both finite. */
+double attn_err_unit_roundoff(int32_t type)
+{
+    return type == 1 ? 0x1p-11 : type == 2 ? 0x1p-8 : 0x1p-24;
+}
+
+double attn_err_underflow_floor(int32_t type)
+{
+    return type == 1 ? 0x1p-25 : type == 2 ? 0x1p-134 : 0x1p-150;
+}
+
+/* |got - want| in ulps of type t at want (the subnormal ulp below the
+ * smallest normal): f32 2^-126 / 23 fraction bits, f16 2^-14 / 10, bf16
+ * 2^-126 / 7. */
+static double ulp_distance_in(int32_t type, double got, double want)
+{
+    const int bits = type == 1 ? 10 : type == 2 ? 7 : 23;
+    const double min_normal = type == 1 ? 0x1p-14 : 0x1p-126;
+    double scale = fabs(want);
+    if (scale < min_normal)
+        scale = min_normal;
+    double ulp = ldexp(1.0, ilogb(scale) - bits);
+    return fabs(got - want) / ulp;
+}
+
 static double ulp_distance(float got, float want)
 {
-    float scale = fabsf(want);
-    if (scale < 0x1p-126f)
-        scale = 0x1p-126f;
-    double ulp = ldexp(1.0, ilogb(scale) - 23);
-    return fabs((double)got - (double)want) / ulp;
+    return ulp_distance_in(0, got, want);
 }
 
 void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_t h, int32_t i,
-                  const attn_ref_row *r, const float *got, int exp_ulps, int rescales)
+                  const attn_ref_row *r, const float *got, int exp_ulps, int rescales,
+                  const attn_err_class *cls)
 {
+    const int32_t o_type = cls ? cls->o_type : 0, p_round = cls ? cls->p_round : 0;
     const int32_t dv = in->shape.d_v;
     /* Rule C: a row that sees no key is exactly +0. */
     if (r->n_seen == 0) {
@@ -64,11 +86,17 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
                 fail(e, "C (NaN in q/k: row must be NaN)", b, h, i, c, NAN, got[c], 0.0);
         return;
     }
-    const float *v_top = attn_ref_v_row(in, b, h, r->top_key);
     const int exact_row = r->n_seen == 1 || r->top_gap >= 110.0;
     const double k_terms =
         (3.0 * r->n_seen + 2.0 * exp_ulps + 3.0 * rescales + 8.0) * unit_roundoff;
     const double weight_term = expm1(2.0 * r->sigma);
+    /* The class terms (docs/accuracy-classes.md): each weight rounded once
+     * to t before P·V, normaliser of rounded or unrounded weights; O
+     * rounded once to its type, plus that type's underflow floor. */
+    const double u_p = p_round ? attn_err_unit_roundoff(p_round) : 0.0;
+    const double p_term = 2.0 * u_p / (1.0 - u_p);
+    const double u_o = o_type ? attn_err_unit_roundoff(o_type) : 0.0;
+    const double o_floor = o_type ? attn_err_underflow_floor(o_type) : 0.0;
     for (int32_t c = 0; c < dv; c++) {
         const double o = r->o[c];
         if (isnan(o)) { /* NaN in a visible V row: that column is NaN */
@@ -76,12 +104,22 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
                 fail(e, "C (NaN in v: column must be NaN)", b, h, i, c, o, got[c], 0.0);
             continue;
         }
+        const double b32 = weight_term * r->D[c] + k_terms * r->M[c] + p_term * r->D[c];
+        const double bound = b32 + u_o * (fabs(o) + b32) + o_floor;
+        /* Rule C: an f16 O beyond its range is +-Inf, as the conversion
+         * gives (65520 = 65504 + half an ulp rounds up). */
+        if (o_type == 1 && fabs(o) - b32 >= 65520.0) {
+            if (!(isinf(got[c]) && (got[c] > 0) == (o > 0)))
+                fail(e, "C (f16 O beyond 65504 must be Inf)", b, h, i, c, o, got[c], 0.0);
+            continue;
+        }
+        if (o_type == 1 && isinf(got[c]) && (got[c] > 0) == (o > 0) && fabs(o) + b32 >= 65520.0)
+            continue; /* within the bound of a value that rounds to Inf */
         if (!isfinite(got[c])) {
             fail(e, "A (non-finite output)", b, h, i, c, o, got[c], 0.0);
             continue;
         }
         const double err = fabs((double)got[c] - o);
-        const double bound = weight_term * r->D[c] + k_terms * r->M[c];
         e->elements++;
         e->sq_err += err * err;
         e->sq_ref += o * o;
@@ -96,7 +134,7 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
                 e->e_d = ed;
         }
         if (fabs(o) >= 0x1p-10 * r->M[c]) {
-            double u = ulp_distance(got[c], (float)o);
+            double u = o_type ? ulp_distance_in(o_type, got[c], o) : ulp_distance(got[c], (float)o);
             if (u > e->max_ulp)
                 e->max_ulp = u;
         }
@@ -107,9 +145,13 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
         }
         if (err > bound)
             fail(e, "A (a-priori bound)", b, h, i, c, o, got[c], bound);
-        if (exact_row && ulp_distance(got[c], v_top[c]) > 2.0)
-            fail(e, "C (one visible/dominant key: O = that V row within 2 ulps)", b, h, i, c,
-                 v_top[c], got[c], 0.0);
+        const double v_top = attn_ref_v_value(in, b, h, r->top_key, c);
+        if (exact_row && !o_type && ulp_distance(got[c], (float)v_top) > 2.0)
+            fail(e, "C (one visible/dominant key: O = that V row within 2 ulps)", b, h, i, c, v_top,
+                 got[c], 0.0);
+        if (exact_row && o_type && ulp_distance_in(o_type, got[c], v_top) > 1.0)
+            fail(e, "C (one visible/dominant key: O = that V row within 1 ulp of O's type)", b, h,
+                 i, c, v_top, got[c], 0.0);
     }
 }
 

@@ -14,7 +14,7 @@ typedef struct attn_err_stats {
     double e_d;         /* max |ô-o| / D_ic, in u */
     double sq_err;      /* sum (ô-o)^2 */
     double sq_ref;      /* sum o^2 */
-    double max_ulp;     /* against the float32 rounding of o, for |o| >= 2^-10 M_ic */
+    double max_ulp;     /* in ulps of O's type, against o rounded to it, for |o| >= 2^-10 M_ic */
     double worst_ratio; /* max |ô-o| / bound (rule A passes while <= 1) */
     double bound_u;     /* the bound in u*M at the element of worst_ratio */
     long elements;      /* elements checked against rule A */
@@ -25,10 +25,24 @@ typedef struct attn_err_stats {
 
 void attn_err_init(attn_err_stats *e);
 
+/* The precision class of a run (ACCURACY.md, "Precision classes"): what
+ * rule A adds to the f32 bound and what rule C's ulps are counted in. */
+typedef struct attn_err_class {
+    int32_t o_type;  /* O's type: its rounding term, its underflow floor, its ulps */
+    int32_t p_round; /* 0 (f32): "P in f32"; 1 f16 / 2 bf16: "P rounded to t" */
+} attn_err_class;
+
 /* Checks one output row of a variant against the reference row `r`.
- * exp_ulps and rescales are rule A's c_exp and r. */
+ * exp_ulps and rescales are rule A's c_exp and r; `got` is O's row widened
+ * to float (exact for f16/bf16); cls NULL means f32 throughout. */
 void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_t h, int32_t i,
-                  const attn_ref_row *r, const float *got, int exp_ulps, int rescales);
+                  const attn_ref_row *r, const float *got, int exp_ulps, int rescales,
+                  const attn_err_class *cls);
+
+/* Unit roundoff of type t (2^-24, 2^-11, 2^-8) and its underflow floor
+ * (half its smallest subnormal: 2^-150, 2^-25, 2^-134). */
+double attn_err_unit_roundoff(int32_t type);
+double attn_err_underflow_floor(int32_t type);
 
 /* Folds `src` into `dst` (max of maxima, sums of sums, first failure kept). */
 void attn_err_merge(attn_err_stats *dst, const attn_err_stats *src);

@@ -10,31 +10,44 @@
 #ifndef ATTN_REFERENCE_H
 #define ATTN_REFERENCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attn.h"
 
-/* The inputs as the contract states them: row-major float32, Q
+/* The inputs as the contract states them: row-major, Q
  * [batch][heads_q][n_q][d_k], K [batch][heads_kv][n_kv][d_k], V
- * [batch][heads_kv][n_kv][d_v]. The shape must be valid (attn_check_shape). */
+ * [batch][heads_kv][n_kv][d_v], each element of its attn_types type (f32,
+ * IEEE binary16, or bf16 = the top half of a float32), widened exactly to
+ * double here: the judge reads the values the variant was given, not the
+ * float32 data they were rounded from. The shape must be valid. */
 typedef struct attn_ref_input {
     attn_shape shape;
     double scale; /* shape.scale, or 1/sqrt(d_k) when it is 0 */
-    const float *q, *k, *v;
+    attn_types types;
+    /* 1: subnormal f16/bf16 inputs read as zero, for a variant whose
+     * instructions do so and declare it (denormals-are-zero). */
+    int flush_subnormals;
+    const void *q, *k, *v;
 } attn_ref_input;
 
 attn_ref_input attn_ref_input_make(const attn_shape *s, const float *q, const float *k,
                                    const float *v);
+attn_ref_input attn_ref_input_make_typed(const attn_shape *s, const attn_types *t, const void *q,
+                                         const void *k, const void *v, int flush_subnormals);
+
+/* Element t of row i of query head h of batch b, of key row j that head
+ * reads (K/V head h / (heads_q / heads_kv)) and of its value row. */
+double attn_ref_q_value(const attn_ref_input *in, int32_t b, int32_t h, int32_t i, int32_t t);
+double attn_ref_k_value(const attn_ref_input *in, int32_t b, int32_t h, int32_t j, int32_t t);
+double attn_ref_v_value(const attn_ref_input *in, int32_t b, int32_t h, int32_t j, int32_t c);
+
+/* One element of type t (0 f32, 1 f16, 2 bf16) as double, exactly. */
+double attn_ref_decode(const void *base, int32_t type, size_t index, int flush_subnormals);
 
 /* Keys row i sees: all n_kv, or with causal masking (bottom-right aligned)
  * the keys j with j - i <= n_kv - n_q. */
 int32_t attn_ref_keys_seen(const attn_shape *s, int32_t i);
-
-/* Row i of query head h of batch b, and key/value row j that head reads:
- * K/V head h / (heads_q / heads_kv). */
-const float *attn_ref_q_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i);
-const float *attn_ref_k_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t j);
-const float *attn_ref_v_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t j);
 
 typedef struct attn_ref_row {
     double *o;       /* [d_v] the reference output */
@@ -58,5 +71,7 @@ int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i
  * returns. ATTN_OK or ATTN_ENOMEM. */
 int attn_ref_attention(const attn_shape *s, const float *q, const float *k, const float *v,
                        double *o);
+/* The same for inputs of any attn_types (types.o is not used). */
+int attn_ref_attention_typed(const attn_ref_input *in, double *o);
 
 #endif

@@ -18,11 +18,11 @@
 
 static const attn_case cases[] = {
     /* many row blocks: OpenMP over them, OpenBLAS at 1 thread */
-    {{1, 2, 1, 300, 300, 32, 24, 1, 0.0f}, DATA_NORMAL},
+    {.shape = {1, 2, 1, 300, 300, 32, 24, 1, 0.0f}, .data = DATA_NORMAL},
     /* one row: fewer blocks than threads, OpenBLAS threads the products */
-    {{1, 1, 1, 1, 2000, 64, 64, 0, 0.0f}, DATA_NORMAL},
+    {.shape = {1, 1, 1, 1, 2000, 64, 64, 0, 0.0f}, .data = DATA_NORMAL},
     /* MQA decode: the 4 query heads fold into one block of 4 rows */
-    {{1, 4, 1, 1, 700, 16, 16, 1, 0.0f}, DATA_NAN_V},
+    {.shape = {1, 4, 1, 1, 700, 16, 16, 1, 0.0f}, .data = DATA_NAN_V},
 };
 
 static void check_case(check_tally *t, const attn_variant *blas, const attn_case *c)

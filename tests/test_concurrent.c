@@ -20,10 +20,10 @@ enum { WORKERS = 4, ROUNDS = 2 };
  * ThreadSanitizer's 5-15x slowdown. A decode row, causal GQA prefill with
  * rows that see no key, d_k != d_v, and a tile-crossing odd size. */
 static const attn_case shapes[] = {
-    {{1, 4, 2, 33, 33, 16, 16, 1, 0.0f}, DATA_NORMAL},
-    {{1, 4, 1, 1, 300, 32, 32, 0, 0.0f}, DATA_NORMAL},
-    {{2, 2, 2, 40, 10, 8, 12, 1, 0.0f}, DATA_NORMAL},
-    {{1, 2, 2, 70, 70, 24, 24, 0, 0.0f}, DATA_RISING},
+    {.shape = {1, 4, 2, 33, 33, 16, 16, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 4, 1, 1, 300, 32, 32, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {2, 2, 2, 40, 10, 8, 12, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 2, 2, 70, 70, 24, 24, 0, 0.0f}, .data = DATA_RISING},
 };
 enum { SHAPES = sizeof shapes / sizeof shapes[0] };
 
@@ -130,7 +130,7 @@ int main(void)
         x->rc_serial = attn_run(x->variant, &x->shape, x->q, x->k, x->v, x->o_serial);
         int supported = attn_variant_supported(x->variant);
         char name[256];
-        attn_case name_case = {x->shape, DATA_NORMAL};
+        attn_case name_case = {.shape = x->shape, .data = DATA_NORMAL};
         attn_case_name(x->variant, &name_case, name, sizeof name);
         CHECK(&t, x->rc_serial == (supported == 1 ? ATTN_OK : ATTN_ENOTSUP),
               "%s threads=%d: serial rc %d, supported %d", name, x->threads, x->rc_serial,

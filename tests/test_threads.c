@@ -11,9 +11,9 @@
 #include "variant.h"
 
 static const attn_case cases[] = {
-    {{2, 4, 2, 70, 70, 24, 24, 1, 0.0f}, DATA_NORMAL},
-    {{1, 8, 2, 1, 3000, 64, 64, 0, 0.0f}, DATA_NORMAL},
-    {{1, 2, 1, 3, 1500, 16, 16, 1, 0.0f}, DATA_RISING},
+    {.shape = {2, 4, 2, 70, 70, 24, 24, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 8, 2, 1, 3000, 64, 64, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 2, 1, 3, 1500, 16, 16, 1, 0.0f}, .data = DATA_RISING},
 };
 
 static void check_variant_case(check_tally *t, const attn_variant *v, const attn_case *c)

@@ -156,7 +156,7 @@ int main(void)
     check_tally t = {0};
     attn_err_stats st;
     char why[400];
-    const attn_case small = {{1, 2, 1, 20, 30, 8, 8, 1, 0.0f}, DATA_NORMAL};
+    const attn_case small = {.shape = {1, 2, 1, 20, 30, 8, 8, 1, 0.0f}, .data = DATA_NORMAL};
 
     attn_variant naive = rogue("naive", naive_run);
     CHECK(&t, run_case(&naive, small, &st, why) == 0 && st.failures == 0, "naive itself: %s %s",
@@ -183,7 +183,7 @@ int main(void)
           "one key too few at n=30 not caught by rule A: '%s'", st.first_failure);
 
     /* At n = 4096 rule A's slack (~3n u) hides one key too few; rule B sees it. */
-    const attn_case long_rows = {{1, 1, 1, 4, 4096, 16, 16, 0, 0.0f}, DATA_NORMAL};
+    const attn_case long_rows = {.shape = {1, 1, 1, 4, 4096, 16, 16, 0, 0.0f}, .data = DATA_NORMAL};
     attn_err_stats naive_st;
     CHECK(&t, run_case(&naive, long_rows, &naive_st, why) == 0, "naive long: %s", why);
     CHECK(&t, run_case(&v, long_rows, &st, why) == 0, "drop long: %s", why);
@@ -192,12 +192,12 @@ int main(void)
     CHECK(&t, attn_rule_b_holds(naive_st.e_m, naive_st.e_m), "rule B rejects naive itself");
 
     v = rogue("hide_nan", hide_nan);
-    const attn_case nan_q = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_Q};
+    const attn_case nan_q = {.shape = {1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, .data = DATA_NAN_Q};
     CHECK(&t,
           run_case(&v, nan_q, &st, why) == 0 && st.failures > 0 &&
               strstr(st.first_failure, "rule C"),
           "a hidden NaN row not caught: '%s'", st.first_failure);
-    const attn_case nan_v = {{1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, DATA_NAN_V};
+    const attn_case nan_v = {.shape = {1, 2, 2, 10, 10, 4, 4, 0, 0.0f}, .data = DATA_NAN_V};
     CHECK(&t,
           run_case(&v, nan_v, &st, why) == 0 && st.failures > 0 &&
               strstr(st.first_failure, "rule C"),
@@ -210,7 +210,7 @@ int main(void)
           "an unwritten NaN row passed for a NaN result: '%s'", st.first_failure);
 
     v = rogue("negative_zero", negative_zero);
-    const attn_case no_key = {{1, 1, 1, 12, 4, 4, 4, 1, 0.0f}, DATA_NORMAL};
+    const attn_case no_key = {.shape = {1, 1, 1, 12, 4, 4, 4, 1, 0.0f}, .data = DATA_NORMAL};
     CHECK(&t,
           run_case(&v, no_key, &st, why) == 0 && st.failures > 0 && strstr(st.first_failure, "+0"),
           "-0 for a row with no key not caught: '%s'", st.first_failure);
