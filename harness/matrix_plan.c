@@ -302,22 +302,67 @@ static void fit_scale(const matrix_plan_input *in, matrix_plan *p)
 }
 
 /* The skip order: the slower classes' cells first (a vector cell is the
- * last thing to drop), the most expensive first within them; ties by
- * input order, so the plan is the same on every run. */
+ * last thing to drop) except each slower variant's share, the most
+ * expensive first within each tier; ties by input order, so the plan is
+ * the same on every run. */
 typedef struct skip_candidate {
     int cell;
-    int vector; /* 1: a vector-class cell */
+    int tier; /* 0: a slower class's cell, 1: vector, 2: within a slower variant's share */
     double floor_s;
 } skip_candidate;
 
 static int skip_order(const void *a, const void *b)
 {
     const skip_candidate *x = a, *y = b;
-    if (x->vector != y->vector)
-        return x->vector - y->vector;
+    if (x->tier != y->tier)
+        return x->tier - y->tier;
     if (x->floor_s != y->floor_s)
         return x->floor_s > y->floor_s ? -1 : 1;
     return x->cell - y->cell;
+}
+
+static int by_floor_then_cell(const void *a, const void *b)
+{
+    const skip_candidate *x = a, *y = b;
+    if (x->floor_s != y->floor_s)
+        return x->floor_s < y->floor_s ? -1 : 1;
+    return x->cell - y->cell;
+}
+
+/* Each slower variant keeps its cheapest cells, in order of cost, while
+ * they fit its part of MATRIX_PLAN_SLOW_SHARE of the budget: without them
+ * a budgeted run would have no naive row to judge speed-ups against and
+ * no plain-C baseline at all, for a few seconds the vector cells barely
+ * miss. `order` holds every cell (tier 0 or 1); tier 2 marks the kept. */
+static void reserve_slow_share(const matrix_plan_input *in, skip_candidate *order)
+{
+    int slow_variants = 0;
+    for (int v = 0; v < in->n_variants; v++) {
+        if (in->variants[v].cost_class == MATRIX_COST_VECTOR)
+            continue;
+        for (int i = 0; i < in->n_cells; i++)
+            if (in->cells[i].variant == v) {
+                slow_variants++;
+                break;
+            }
+    }
+    if (slow_variants == 0)
+        return;
+    const double share = MATRIX_PLAN_SLOW_SHARE * in->budget_s / slow_variants;
+    qsort(order, (size_t)in->n_cells, sizeof *order, by_floor_then_cell);
+    for (int v = 0; v < in->n_variants; v++) {
+        if (in->variants[v].cost_class == MATRIX_COST_VECTOR)
+            continue;
+        double kept = 0;
+        for (int k = 0; k < in->n_cells; k++) {
+            if (in->cells[order[k].cell].variant != v)
+                continue;
+            if (kept + order[k].floor_s > share)
+                break; /* cheapest first: nothing dearer is kept after a miss */
+            kept += order[k].floor_s;
+            order[k].tier = 2;
+        }
+    }
 }
 
 static int skip_until_floor_fits(const matrix_plan_input *in, matrix_plan *p)
@@ -333,6 +378,7 @@ static int skip_until_floor_fits(const matrix_plan_input *in, matrix_plan *p)
             i, in->variants[in->cells[i].variant].cost_class == MATRIX_COST_VECTOR, s};
         total += s;
     }
+    reserve_slow_share(in, order);
     qsort(order, (size_t)in->n_cells, sizeof *order, skip_order);
     for (int k = 0; k < in->n_cells && total > in->budget_s; k++) {
         matrix_plan_choice *ch = &p->choices[order[k].cell];

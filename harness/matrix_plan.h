@@ -22,14 +22,23 @@
  *     (the steps of a whole number of repetitions would otherwise leave up
  *     to a fifth of the budget unused).
  *  3. If even the floor does not fit, skip cells, the most expensive (at
- *     the floor) first, until the floor fits; a `vector` cell is never
- *     skipped while a cell of a slower class is still planned. Then step 2
- *     on the cells left, so the time the skips freed goes to repetitions.
+ *     the floor) first, until the floor fits: first the cells of the slower
+ *     classes, then `vector` cells, and last each slower variant's
+ *     cheapest cells that fit in its part of MATRIX_PLAN_SLOW_SHARE of the
+ *     budget (so a budgeted run still has naive's and the plain-C
+ *     variants' small shapes: the speed-ups' baseline). A `vector` cell is
+ *     never skipped while a slower cell outside that share is planned.
+ *     Then step 2 on the cells left, so the time the skips freed goes to
+ *     repetitions.
  * The planned total is always <= the budget. */
 #ifndef ATTN_MATRIX_PLAN_H
 #define ATTN_MATRIX_PLAN_H
 
 #include <stdio.h>
+
+/* The part of the budget the slower classes' cheapest cells keep when
+ * the floor does not fit (split evenly among those variants). */
+#define MATRIX_PLAN_SLOW_SHARE 0.10
 
 /* Return codes of every function here. */
 enum {
