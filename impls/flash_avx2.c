@@ -5,6 +5,7 @@
  * P·V the FMA result is blended back only into the rows that see the key).
  * The driver (flash_driver.c) owns tiles, threads and the key-block loop. */
 #include "cpu_features.h"
+#include "flash_avx2_decode.h"
 #include "flash_driver.h"
 #include "vec_avx2.h"
 
@@ -46,6 +47,8 @@ static const flash_geometry avx2_geometry = {
     .max_rows = VEC_LANES * MAX_VECTORS,
     .kv_block = KV_BLOCK,
     .blocks = flash_blocks,
+    .few_rows = ATTN_AVX2_DECODE_ROWS,
+    .few_kernel = attn_avx2_decode_kernel,
 };
 
 static int avx2_workspace(const attn_problem *p, size_t *bytes)

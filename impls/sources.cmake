@@ -7,6 +7,7 @@ set(ATTN_SOURCES
   impls/problem.c
   impls/visibility.c
   impls/flash_driver.c
+  impls/flash_avx2_decode.c
   impls/flash_avx512_decode.c
   impls/exp_avx2.c
   impls/exp_avx512.c
@@ -32,7 +33,7 @@ foreach(line ${ATTN_VARIANT_LINES})
 endforeach()
 # Only the intrinsics files get ISA flags: per ISA its block kernels, its
 # decode kernel and its exp over arrays.
-set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
+set_source_files_properties(impls/flash_avx2.c impls/flash_avx2_decode.c impls/exp_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # f16/bf16 widened in registers, chosen at run time (attn_widen_best).
 set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")

@@ -1,0 +1,252 @@
+/* avx2 decode — the few-rows kernel of the avx2 variant (flash_driver.h,
+ * "Few rows"): a (batch, K/V head) with at most ATTN_AVX2_DECODE_ROWS query
+ * rows in all, as one row-major tile, rows padded to R = 1, 2, 4 or 8. The
+ * layout of flash_avx512_decode.c on 8 lanes: a vector holds 8/R keys x R
+ * rows, lane i·R + r, so
+ *   scores  8 dot products per vector, K rows loaded whole and in order
+ *           against the R query rows (from L1), then attn_hsum8_avx2;
+ *   softmax vertical; a row's block max and sum are folded across its 8/R
+ *           lanes with XOR permutes, so every lane of a row holds its m, l;
+ *   P·V     V rows streamed in order into a register tile of acc (rp rows
+ *           x nz column vectors), the weight broadcast from the scores.
+ * K and V are each read front to back, once: two plain streams the
+ * prefetchers keep at memory speed. Rows as lanes (the block kernel) would
+ * leave 8 - R lanes idle and broadcast K element by element: at GQA decode
+ * (R = 4) that ran at half the read roof. -mavx2 -mfma. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "flash_avx2_decode.h"
+#include "simd_avx2.h"
+
+enum { LANES = 8, FEW_ROWS = ATTN_AVX2_DECODE_ROWS, FEW_PREFETCH = 4096 };
+
+static inline int32_t min32(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline __m256i lane_index(void)
+{
+    return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+/* Each lane gets the max (or sum) of the lanes of its row, n mod R. Both
+ * partners compute a op b and b op a, which are equal: lanes stay identical. */
+FLASH_INLINE __m256 fold_rows_max(__m256 x, const int R)
+{
+    for (int sh = 4; sh >= R; sh >>= 1)
+        x = _mm256_max_ps(
+            x, _mm256_permutevar8x32_ps(x, _mm256_xor_si256(lane_index(), _mm256_set1_epi32(sh))));
+    return x;
+}
+
+FLASH_INLINE __m256 fold_rows_sum(__m256 x, const int R)
+{
+    for (int sh = 4; sh >= R; sh >>= 1)
+        x = _mm256_add_ps(
+            x, _mm256_permutevar8x32_ps(x, _mm256_xor_si256(lane_index(), _mm256_set1_epi32(sh))));
+    return x;
+}
+
+/* acc[i·R + r] += q_r[c..c+8) · k_i[c..c+8); `tail` (n lanes) for the last
+ * columns of d_k: K past d_k is the next key's row (maybe NaN), never read. */
+FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32_t c, int tail,
+                               const int R, __m256 *acc)
+{
+    const int kg = LANES / R;
+    for (int i = 0; i < kg; i++) {
+        if (!t->staged)
+            _mm_prefetch((const char *)(k[i] + c) + FEW_PREFETCH, _MM_HINT_T0);
+        __m256 kv = tail == LANES ? _mm256_loadu_ps(k[i] + c)
+                                  : _mm256_maskload_ps(k[i] + c, attn_tail_mask_avx2(tail));
+        for (int r = 0; r < R; r++) /* q is zero past d_k */
+            acc[i * R + r] =
+                _mm256_fmadd_ps(_mm256_load_ps(t->q + (size_t)r * t->ld + c), kv, acc[i * R + r]);
+    }
+}
+
+/* Unscaled scores of the 8/R keys from k0 (nk of them real: the rest repeat
+ * the last, so reads stay in the block) with the R rows, lane i·R + r. */
+FLASH_INLINE __m256 few_group_scores(const flash_tile *t, const float *k0, int32_t nk, const int R)
+{
+    const int kg = LANES / R;
+    const int32_t d_k = t->d_k;
+    const float *k[LANES];
+    __m256 acc[LANES];
+    for (int i = 0; i < kg; i++)
+        k[i] = k0 + (size_t)min32(i, nk - 1) * d_k;
+    for (int n = 0; n < LANES; n++)
+        acc[n] = _mm256_setzero_ps();
+    int32_t c = 0;
+    for (; c + LANES <= d_k; c += LANES)
+        few_dot_step(t, k, c, LANES, R, acc);
+    if (c < d_k)
+        few_dot_step(t, k, c, d_k - c, R, acc);
+    return attn_hsum8_avx2(acc);
+}
+
+/* acc rows [r0, r0 + rp), column vectors [z0, z0 + nz) (the last one has
+ * `last` lanes): alpha, then the block's weighted V rows. */
+FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
+                                 const int rp, int32_t z0, const int nz, int last, const int R,
+                                 const int masked, const float *alpha, int rescale)
+{
+    const int32_t d_v = t->d_v;
+    __m256 a[FEW_ROWS][4];
+    const __m256i last_mask = attn_tail_mask_avx2(last);
+    for (int r = 0; r < rp; r++) {
+        const float *src = t->acc_rm + (size_t)(r0 + r) * t->ld + LANES * z0;
+        for (int z = 0; z < nz; z++) {
+            a[r][z] = _mm256_load_ps(src + LANES * z);
+            if (rescale)
+                a[r][z] = _mm256_mul_ps(a[r][z], _mm256_set1_ps(alpha[r0 + r]));
+        }
+    }
+    const float *vr = flash_v_row(t, j0) + LANES * z0;
+    const float *p = t->scores + r0;
+    for (int32_t j = 0; j < nb; j++, vr += d_v, p += R) {
+        __m256 v[4];
+        if (r0 == 0 && !t->staged)
+            for (int z = 0; z < nz; z++)
+                _mm_prefetch((const char *)(vr + LANES * z) + FEW_PREFETCH, _MM_HINT_T0);
+        for (int z = 0; z < nz; z++)
+            v[z] = z == nz - 1 && last < LANES ? _mm256_maskload_ps(vr + LANES * z, last_mask)
+                                               : _mm256_loadu_ps(vr + LANES * z);
+        for (int r = 0; r < rp; r++) {
+            /* A hidden key never touches the row (its V may be NaN). */
+            if (masked && j0 + j >= t->seen[r0 + r])
+                continue;
+            __m256 pb = _mm256_broadcast_ss(p + r);
+            for (int z = 0; z < nz; z++)
+                a[r][z] = _mm256_fmadd_ps(pb, v[z], a[r][z]);
+        }
+    }
+    for (int r = 0; r < rp; r++) {
+        float *dst = t->acc_rm + (size_t)(r0 + r) * t->ld + LANES * z0;
+        for (int z = 0; z < nz; z++)
+            _mm256_store_ps(dst + LANES * z, a[r][z]);
+    }
+}
+
+/* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: at
+ * most 8 accumulators, nz V vectors and a broadcast in the 16 ymm. */
+FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
+                                const int nz, int last, const int R, const int masked,
+                                const float *alpha, int rescale)
+{
+    const int rp_max = nz > 2 ? 2 : nz > 1 ? 4 : 8;
+    const int rp = R < rp_max ? R : rp_max;
+    for (int32_t r0 = 0; r0 < R; r0 += rp)
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, masked, alpha, rescale);
+}
+
+FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int masked,
+                         const float *alpha, int rescale)
+{
+    const int32_t nzv = (t->d_v + LANES - 1) / LANES;
+    const int lastn = t->d_v - LANES * (nzv - 1);
+    int32_t z0 = 0;
+    for (; z0 + 4 <= nzv; z0 += 4)
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, masked, alpha, rescale);
+    if (z0 + 2 <= nzv) {
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, masked, alpha, rescale);
+        z0 += 2;
+    }
+    if (z0 < nzv)
+        few_rows_pass(t, j0, nb, z0, 1, lastn, R, masked, alpha, rescale);
+}
+
+/* One key block: scores, softmax (m and l in the lane pattern), P·V. */
+FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R,
+                            const int masked, __m256 *m, __m256 *l)
+{
+    const int kg = LANES / R;
+    const int log2r = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
+    const __m256i key = _mm256_srli_epi32(lane_index(), log2r);
+    const __m256 scale = _mm256_set1_ps(t->scale), minus_inf = _mm256_set1_ps(-INFINITY);
+    const __m256i seen =
+        _mm256_permutevar8x32_epi32(_mm256_maskload_epi32(t->seen, attn_tail_mask_avx2(R)),
+                                    _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1)));
+    __m256 bmax = minus_inf;
+    for (int32_t jj = 0; jj < nb; jj += kg) {
+        __m256 s = few_group_scores(t, flash_k_row(t, j0 + jj), nb - jj, R);
+        __m256i jv = _mm256_add_epi32(key, _mm256_set1_epi32(j0 + jj));
+        __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(j0 + nb), jv);
+        if (masked)
+            keep = _mm256_and_si256(keep, _mm256_cmpgt_epi32(seen, jv));
+        s = _mm256_blendv_ps(minus_inf, s, _mm256_castsi256_ps(keep));
+        /* NaN scores skipped as in block_scores: they reach O through exp. */
+        bmax = _mm256_max_ps(_mm256_mul_ps(s, scale), bmax);
+        _mm256_store_ps(t->scores + (size_t)jj * R, s);
+    }
+    __m256 m_new = _mm256_max_ps(fold_rows_max(bmax, R), *m);
+    __m256 shift =
+        _mm256_andnot_ps(_mm256_cmp_ps(m_new, minus_inf, _CMP_EQ_OQ), m_new); /* -inf -> 0 */
+    __m256 alpha = attn_exp_avx2(_mm256_sub_ps(*m, shift));
+    int rescale = _mm256_movemask_ps(_mm256_cmp_ps(alpha, _mm256_set1_ps(1.0f), _CMP_NEQ_UQ)) != 0;
+    *m = m_new;
+    __m256 sum = _mm256_setzero_ps();
+    for (int32_t jj = 0; jj < nb; jj += kg) {
+        float *s = t->scores + (size_t)jj * R;
+        __m256 p = attn_exp_avx2(_mm256_fmsub_ps(_mm256_load_ps(s), scale, shift));
+        sum = _mm256_add_ps(sum, p);
+        _mm256_store_ps(s, p);
+    }
+    *l = _mm256_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
+    float alpha_r[LANES] __attribute__((aligned(32)));
+    _mm256_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
+    few_pv(t, j0, nb, R, masked, alpha_r, rescale);
+}
+
+FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
+{
+    const __m256i row = _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1));
+    const __m256i rows = attn_tail_mask_avx2(R);
+    __m256 m = _mm256_permutevar8x32_ps(_mm256_maskload_ps(t->m, rows), row);
+    __m256 l = _mm256_permutevar8x32_ps(_mm256_maskload_ps(t->l, rows), row);
+    for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
+        int32_t nb = min32(t->kv_block, t->kv_end - j0);
+        if (t->seen_min >= j0 + nb)
+            few_block(t, j0, nb, R, 0, &m, &l);
+        else
+            few_block(t, j0, nb, R, 1, &m, &l);
+    }
+    _mm256_maskstore_ps(t->m, rows, m);
+    _mm256_maskstore_ps(t->l, rows, l);
+}
+
+static void few_kernel_1(const flash_tile *t)
+{
+    few_blocks(t, 1);
+}
+static void few_kernel_2(const flash_tile *t)
+{
+    few_blocks(t, 2);
+}
+static void few_kernel_4(const flash_tile *t)
+{
+    few_blocks(t, 4);
+}
+static void few_kernel_8(const flash_tile *t)
+{
+    few_blocks(t, 8);
+}
+
+void attn_avx2_decode_kernel(const flash_tile *t)
+{
+    switch (t->rows) {
+    case 1:
+        few_kernel_1(t);
+        break;
+    case 2:
+        few_kernel_2(t);
+        break;
+    case 4:
+        few_kernel_4(t);
+        break;
+    default:
+        few_kernel_8(t);
+        break;
+    }
+}
