@@ -55,14 +55,20 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32
                                const int R, __m256 *acc)
 {
     const int kg = LANES / R;
+    /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
+     * R = 8 would need 17 of the 16 ymm: q is reloaded from L1 per key. */
+    __m256 q[4];
+    for (int r = 0; r < R && R <= 4; r++)
+        q[r] = _mm256_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
         if (!t->staged)
             _mm_prefetch((const char *)(k[i] + c) + FEW_PREFETCH, _MM_HINT_T0);
         __m256 kv = tail == LANES ? _mm256_loadu_ps(k[i] + c)
                                   : _mm256_maskload_ps(k[i] + c, attn_tail_mask_avx2(tail));
-        for (int r = 0; r < R; r++) /* q is zero past d_k */
+        for (int r = 0; r < R; r++)
             acc[i * R + r] =
-                _mm256_fmadd_ps(_mm256_load_ps(t->q + (size_t)r * t->ld + c), kv, acc[i * R + r]);
+                _mm256_fmadd_ps(R <= 4 ? q[r & 3] : _mm256_load_ps(t->q + (size_t)r * t->ld + c),
+                                kv, acc[i * R + r]);
     }
 }
 
