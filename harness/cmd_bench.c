@@ -23,8 +23,7 @@ typedef struct bench_run bench_run;
 typedef struct bench_item {
     bench_run *run;
     const attn_variant *variant;
-    attn_shape shape;
-    int threads;
+    attn_perf_case pc; /* shape, threads, element types */
     attn_perf_cell cell;
     int ready;
 } bench_item;
@@ -41,22 +40,29 @@ struct bench_run {
 static void bench_help(void)
 {
     printf("usage: attnbench bench [--variant NAME]... [--preset NAME] [--threads N]...\n"
-           "                       [--peak FILE.json] [--bw-mib N] [Google Benchmark flags]\n\n"
+           "                       [--dtype LIST] [--peak FILE.json] [--bw-mib N]\n"
+           "                       [Google Benchmark flags]\n\n"
            "Times each variant on the performance shapes of a preset with Google Benchmark\n"
            "(real time). Benchmark names are the canonical case name plus /threads:N, e.g.\n"
            "  impl=naive,B=1,Hq=8,Hkv=8,nq=512,nkv=512,dk=64,dv=64,causal=1/threads:2\n"
            "(Google Benchmark appends /real_time), so one regex means the same in verify,\n"
-           "bench and the matrix CSV. Counters:\n"
+           "bench and the matrix CSV; cells not all f32 add ,q=..,kv=..,o=.. before /threads.\n"
+           "Counters:\n"
            "  GFLOP/s   2(d_k+d_v) x keys seen, summed over rows, heads and batch, per call\n"
-           "  GB/s      Q, K, V and O moved once per call\n"
+           "  GB/s      Q, K, V and O moved once per call, at their types' sizes\n"
            "  pct_peak  %% of the measured FMA peak (prefill) or read bandwidth (n_q <= 16)\n"
            "            for that thread count\n"
            "A variant this CPU cannot run is a visible SKIP line, not registered. What is\n"
-           "timed is the variant's run() on a workspace allocated once; inputs are N(0,1)\n"
-           "and set up outside the timed loop.\n\n"
+           "timed is the variant's typed call on a workspace allocated once; inputs are\n"
+           "N(0,1), rounded to nearest even into the cell's types, set up outside the\n"
+           "timed loop.\n\n"
            "  --variant NAME   only this variant (repeatable); default: the preset's\n"
            "  --preset NAME    %s (default quick)\n"
            "  --threads N      thread count (repeatable); replaces the preset's\n"
+           "  --dtype LIST     element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
+           "                   that type), f16kv, bf16kv (f32 Q and O, a narrow K/V cache),\n"
+           "                   all; every shape at each, replacing the preset's own types\n"
+           "                   (default: the preset's, f32 but for its low-precision rows)\n"
            "  --peak FILE      take peaks from `attnbench peak --out FILE` or a matrix\n"
            "                   .meta.json instead of measuring them at start (~3 s)\n"
            "  --bw-mib N       MiB per bandwidth array when measuring (default %d)\n"
@@ -86,8 +92,7 @@ static int bench_setup(void *ctx, char *msg, size_t cap)
         run->current->ready = 0;
         run->current = NULL;
     }
-    if (attn_perf_cell_setup(&it->cell, it->variant, &it->shape, it->threads, run->llc_bytes, msg,
-                             cap) != 0)
+    if (attn_perf_cell_setup(&it->cell, it->variant, &it->pc, run->llc_bytes, msg, cap) != 0)
         return -1;
     int rc = attn_perf_cell_run(&it->cell);
     if (rc != ATTN_OK) {
@@ -106,6 +111,8 @@ typedef struct bench_opts {
     int preset;
     int threads[MAX_THREAD_ARGS];
     int n_threads;
+    attn_types dtypes[ATTN_DTYPE_AXIS_MAX]; /* --dtype; n_dtypes = 0: the preset's */
+    int n_dtypes;
     const char *peak_file;
     size_t bw_bytes;
     /* What is left for Google Benchmark, argv[0] first. */
@@ -143,6 +150,14 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
                 return -1;
             if (o->n_threads < MAX_THREAD_ARGS)
                 o->threads[o->n_threads++] = (int)x;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
+            char why[200];
+            if (r < 0)
+                return -1;
+            if ((o->n_dtypes = attn_dtype_axis_parse(value, o->dtypes, why, sizeof why)) < 0) {
+                fprintf(stderr, "bench: %s\n", why);
+                return -1;
+            }
         } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
             if (r < 0)
                 return -1;
@@ -205,12 +220,13 @@ static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_c
 static void register_item(bench_item *it, const attn_peak *pk)
 {
     char name[NAME_CAP], why[300];
-    attn_case c = {.shape = it->shape, .data = DATA_NORMAL};
+    const attn_shape *s = &it->pc.shape;
+    attn_case c = {.shape = *s, .data = DATA_NORMAL, .types = it->pc.types};
     attn_case_name(it->variant->name, &c, name, sizeof name);
     size_t len = strlen(name);
-    snprintf(name + len, sizeof name - len, "/threads:%d", it->threads);
+    snprintf(name + len, sizeof name - len, "/threads:%d", it->pc.threads);
     size_t ws;
-    if (attn_perf_skip_reason(it->variant, &it->shape, it->threads, &ws, why, sizeof why)) {
+    if (attn_perf_skip_reason(it->variant, &it->pc, &ws, why, sizeof why)) {
         printf("SKIP %s: skipped: %s\n", name, why);
         return;
     }
@@ -221,15 +237,15 @@ static void register_item(bench_item *it, const attn_peak *pk)
     }
     attn_gb_setup(b, bench_setup);
     attn_gb_use_real_time(b);
-    const double flops = attn_perf_flops(&it->shape), bytes = attn_perf_bytes(&it->shape);
+    const double flops = attn_perf_flops(s), bytes = attn_perf_bytes(s, &it->pc.types);
     attn_gb_rate_counter(b, "GFLOP/s", flops * 1e-9);
     attn_gb_rate_counter(b, "GB/s", bytes * 1e-9);
-    if (attn_perf_bandwidth_bound(&it->shape)) {
-        double peak = attn_peak_read_for(pk, it->threads);
+    if (attn_perf_bandwidth_bound(s)) {
+        double peak = attn_peak_read_for(pk, it->pc.threads);
         if (isfinite(peak))
             attn_gb_percent_counter(b, "pct_peak", bytes, peak * 1e9);
     } else {
-        double peak = attn_peak_fma_for(pk, it->threads);
+        double peak = attn_peak_fma_for(pk, it->pc.threads);
         if (isfinite(peak))
             attn_gb_percent_counter(b, "pct_peak", flops, peak * 1e9);
     }
@@ -255,8 +271,8 @@ int cmd_bench(int argc, char **argv)
             attn_perf_preset_variants((attn_perf_preset)o.preset, o.variants, MAX_VARIANTS);
     attn_machine m;
     attn_machine_read(&m);
-    int n_cases =
-        attn_perf_case_list((attn_perf_preset)o.preset, m.cores, o.threads, o.n_threads, NULL, 0);
+    const attn_perf_axes axes = {o.threads, o.n_threads, o.dtypes, o.n_dtypes};
+    int n_cases = attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)n_cases);
     bench_item *items = calloc((size_t)n_cases * (size_t)o.n_variants + 1, sizeof *items);
     attn_peak pk;
@@ -265,8 +281,7 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_FAILED;
         goto done;
     }
-    attn_perf_case_list((attn_perf_preset)o.preset, m.cores, o.threads, o.n_threads, cases,
-                        n_cases);
+    attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, cases, n_cases);
     if (bench_peaks(&o, cases, n_cases, &pk) != 0) {
         rc = EXIT_USAGE;
         goto done;
@@ -281,9 +296,10 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         for (int ci = 0; ci < n_cases; ci++) {
+            if (!attn_perf_case_runs(&cases[ci], v))
+                continue;
             bench_item *it = &items[run.n_items++];
-            *it = (bench_item){
-                .run = &run, .variant = v, .shape = cases[ci].shape, .threads = cases[ci].threads};
+            *it = (bench_item){.run = &run, .variant = v, .pc = cases[ci]};
             register_item(it, &pk);
         }
     }

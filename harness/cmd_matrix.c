@@ -77,7 +77,7 @@ static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const 
     double limit_s;
     if (attn_perf_bandwidth_bound(&pc->shape)) {
         double bw = attn_peak_read_for(pk, pc->threads);
-        limit_s = attn_perf_bytes(&pc->shape) / ((isfinite(bw) ? bw : 10.0) * 1e9);
+        limit_s = attn_perf_bytes(&pc->shape, &pc->types) / ((isfinite(bw) ? bw : 10.0) * 1e9);
     } else {
         double fma = attn_peak_fma_for(pk, pc->threads);
         limit_s = attn_perf_flops(&pc->shape) / ((isfinite(fma) ? fma : 50.0) * 1e9);
@@ -90,12 +90,17 @@ static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const 
     return cell_overhead_s + 3.0 * limit_s + timed;
 }
 
+int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap)
+{
+    const attn_perf_axes axes = {o->threads, o->n_threads, o->dtypes, o->n_dtypes};
+    return attn_perf_case_list((attn_perf_preset)o->preset, all, &axes, out, cap);
+}
+
 /* Variants × cases, minus the filtered-out and (on resume) the done. */
 static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *rf, int all,
                                 int *n_out, int *n_done)
 {
-    int n_cases =
-        attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, NULL, 0);
+    int n_cases = matrix_case_list(o, all, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n_cases + 1));
     /* calloc: a cell's plan is NULL unless --budget sets it */
     matrix_cell *cells = calloc((size_t)(n_cases * o->n_variants + 1), sizeof *cells);
@@ -105,13 +110,15 @@ static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *r
         free(cells);
         return NULL;
     }
-    attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, cases, n_cases);
+    matrix_case_list(o, all, cases, n_cases);
     for (int vi = 0; vi < o->n_variants; vi++)
         for (int ci = 0; ci < n_cases; ci++) {
+            if (!attn_perf_case_runs(&cases[ci], o->variants[vi]))
+                continue;
             matrix_cell *mc = &cells[*n_out];
             mc->variant = o->variants[vi];
             mc->pc = cases[ci];
-            attn_case c = {.shape = cases[ci].shape, .data = DATA_NORMAL};
+            attn_case c = {.shape = cases[ci].shape, .data = DATA_NORMAL, .types = cases[ci].types};
             attn_case_name(mc->variant->name, &c, mc->name, sizeof mc->name);
             if (o->has_filter && regexec(&o->filter, mc->name, 0, NULL, 0) != 0)
                 continue;
@@ -223,12 +230,11 @@ static int emit_peer_row(void *ctx, const attn_result_row *row)
 static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_peak *pk, int all,
                      peer_emit_ctx *pe, char *versions, size_t cap)
 {
-    int n =
-        attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, NULL, 0);
+    int n = matrix_case_list(o, all, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n + 1));
     if (!cases)
         return -1;
-    attn_perf_case_list((attn_perf_preset)o->preset, all, o->threads, o->n_threads, cases, n);
+    matrix_case_list(o, all, cases, n);
     /* Peer rows are appended to rf as they are written, so the pairing
      * must only see variant rows: best_variant() checks the kind. */
     int rc =

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <stddef.h>
 
+#include "cases.h"
 #include "matrix_plan.h"
 #include "peak.h"
 #include "perf_cases.h"
@@ -32,6 +33,8 @@ typedef struct matrix_opts {
     int n_variants;
     int threads[MATRIX_MAX_THREAD_ARGS];
     int n_threads;
+    attn_types dtypes[ATTN_DTYPE_AXIS_MAX]; /* --dtype; n_dtypes = 0: the preset's */
+    int n_dtypes;
     const char *out;
     char default_out[300];
     int resume;
@@ -46,6 +49,10 @@ typedef struct matrix_opts {
     matrix_peers peers; /* peers.n = 0: none */
     double budget_s;    /* --budget (full: 30 min unless given); 0: none */
 } matrix_opts;
+
+/* The preset's cases with --threads and --dtype applied: writes up to cap
+ * into out, returns how many there are (cap = 0 counts). */
+int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap);
 
 /* One cell to run: a variant on a case. */
 typedef struct matrix_cell {
@@ -79,10 +86,11 @@ void matrix_warn_roof(const attn_result_row *r);
 struct attn_perf_cell;
 int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 
-/* Output `o` of a call on `c`'s inputs against the double reference on
- * sampled rows, judged with `judge`'s exp error and rescale block: the
- * row's error columns, and status failed with the first rule it broke. */
-void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const float *o,
+/* Output `o` (of c's O type) of a call on `c`'s inputs against the double
+ * reference on sampled rows, judged with `judge`'s exp error and rescale
+ * block and the rules of c's types: the row's error columns, and status
+ * failed with the first rule it broke. */
+void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row);
 
 /* The roof test for a row with timings: pct_peak and roof_exceeded. */

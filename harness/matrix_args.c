@@ -10,7 +10,8 @@ static void matrix_help(void)
 {
     printf(
         "usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
-        "                        [--out FILE.csv] [--resume | --overwrite] [--repetitions N]\n"
+        "                        [--dtype LIST] [--out FILE.csv] [--resume | --overwrite]\n"
+        "                        [--repetitions N]\n"
         "                        [--min-time S]\n"
         "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
         "N]\n\n"
@@ -27,6 +28,10 @@ static void matrix_help(void)
         "  --preset NAME      %s (default quick)\n"
         "  --variant NAME     only this variant (repeatable); default: the preset's\n"
         "  --threads N        thread count (repeatable); replaces the preset's\n"
+        "  --dtype LIST       element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
+        "                     that type), f16kv, bf16kv (f32 Q and O, a narrow K/V cache),\n"
+        "                     all; every shape at each, replacing the preset's f32 and its\n"
+        "                     own low-precision rows (default: the preset's)\n"
         "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
         "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
         "                     a file that holds rows is refused)\n"
@@ -82,6 +87,14 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
                 return -1;
             if (o->n_threads < MATRIX_MAX_THREAD_ARGS)
                 o->threads[o->n_threads++] = (int)x;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
+            char why[200];
+            if (r < 0)
+                return -1;
+            if ((o->n_dtypes = attn_dtype_axis_parse(value, o->dtypes, why, sizeof why)) < 0) {
+                fprintf(stderr, "matrix: %s\n", why);
+                return -1;
+            }
         } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
             if (r < 0)
                 return -1;

@@ -32,11 +32,12 @@ static int calibrate_one(const matrix_opts *o, const attn_variant *v, attn_shape
 {
     char why[300];
     size_t ws;
-    if (attn_perf_skip_reason(v, &s, threads, &ws, why, sizeof why))
+    const attn_perf_case pc = {s, threads, {ATTN_F32, ATTN_F32, ATTN_F32}, NULL};
+    if (attn_perf_skip_reason(v, &pc, &ws, why, sizeof why))
         return -1;
     attn_perf_cell cell;
     int64_t t0 = attn_now_ns();
-    if (attn_perf_cell_setup(&cell, v, &s, threads, o->llc_bytes, why, sizeof why) != 0)
+    if (attn_perf_cell_setup(&cell, v, &pc, o->llc_bytes, why, sizeof why) != 0)
         return -1;
     int64_t t1 = attn_now_ns();
     attn_result_row row;
@@ -98,11 +99,11 @@ static void calibrate(matrix_budget *b, const matrix_opts *o, const int *threads
                                   &check_s) != 0 ||
                     call_s <= 0)
                     continue;
-                double work = bw ? attn_perf_bytes(&probe[bw]) : attn_perf_flops(&probe[bw]);
+                double work = bw ? attn_perf_bytes(&probe[bw], NULL) : attn_perf_flops(&probe[bw]);
                 b->rates[b->n_rates++] =
                     (matrix_plan_rate){v, threads[k], bw, work / call_s * 1e-9};
-                double bytes =
-                    attn_perf_bytes(&probe[bw]) * attn_perf_copies(&probe[bw], o->llc_bytes);
+                double bytes = attn_perf_bytes(&probe[bw], NULL) *
+                               attn_perf_copies(&probe[bw], NULL, o->llc_bytes);
                 *setup_per_byte = fmax(*setup_per_byte, setup_s / bytes);
                 *overhead_s = fmax(*overhead_s, check_s - call_s);
             }
@@ -118,13 +119,20 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
         const attn_perf_case *pc = &cells[i].pc;
         char w[300];
         size_t ws;
-        if (attn_perf_skip_reason(cells[i].variant, &pc->shape, pc->threads, &ws, w, sizeof w))
+        if (attn_perf_skip_reason(cells[i].variant, pc, &ws, w, sizeof w))
             continue;
         int v = 0;
         while (o->variants[v] != cells[i].variant)
             v++;
         const int bw = attn_perf_bandwidth_bound(&pc->shape);
-        double bytes = attn_perf_bytes(&pc->shape);
+        /* A call moves its tensors at their types' sizes (a bf16 KV cache
+         * half an f32 one's bytes: half the time at the same GB/s), while
+         * set-up makes the data in f32 before rounding it: its cost is
+         * the f32 bytes of the copy generated plus the other copies' bytes
+         * (for an f32 cell, the bytes of every copy, as calibrated). */
+        const double bytes = attn_perf_bytes(&pc->shape, &pc->types);
+        const double f32_bytes = attn_perf_bytes(&pc->shape, NULL);
+        const int copies = attn_perf_copies(&pc->shape, &pc->types, o->llc_bytes);
         b->cell_of[np] = i;
         b->plan_of[i] = np;
         b->cells[np++] = (matrix_plan_cell){
@@ -136,7 +144,7 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
             .bandwidth_bound = bw,
             .peak = bw ? attn_peak_read_for(pk, pc->threads) : attn_peak_fma_for(pk, pc->threads),
             .peak_one_thread = bw ? attn_peak_read_for(pk, 1) : attn_peak_fma_for(pk, 1),
-            .setup_s = setup_per_byte * bytes * attn_perf_copies(&pc->shape, o->llc_bytes),
+            .setup_s = setup_per_byte * (f32_bytes + bytes * (copies - 1)),
         };
     }
     return np;

@@ -35,9 +35,10 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
 {
     attn_run_report report;
     char msg[300];
+    const attn_run_options opt = {c->types, ATTN_F32};
     omp_set_num_threads(c->threads);
-    int rc =
-        attn_run_variant(c->variant, &c->shape, c->q, c->k, c->v, c->o, &report, msg, sizeof msg);
+    int rc = attn_run_variant_typed(c->variant, &c->shape, &opt, c->q, c->k, c->v, c->o, &report,
+                                    msg, sizeof msg);
     if (rc != ATTN_OK) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "attn_run returned %d: %s", rc, msg);
         return -1;
@@ -50,10 +51,12 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
     return 0;
 }
 
-void matrix_check_output(const attn_variant *judge, const attn_perf_cell *c, const float *o,
+void matrix_check_output(const attn_variant *judge, const attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row)
 {
-    attn_problem p = attn_problem_make(&c->shape, c->q, c->k, c->v, NULL);
+    /* The class of the run: its types, "P in f32" (what the cells ask for). */
+    attn_problem p =
+        attn_problem_make_typed(&c->shape, &c->types, ATTN_F32, c->q, c->k, c->v, NULL);
     p.threads = threads;      /* rule A's r counts the run's threads */
     omp_set_num_threads(all); /* the reference itself may use every core */
     attn_err_stats st;
@@ -136,6 +139,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     snprintf(row->case_name, sizeof row->case_name, "%s", mc->name);
     snprintf(row->variant, sizeof row->variant, "%s", v->name);
     row->shape = *s;
+    row->types = mc->pc.types;
     row->threads = threads;
     const int bw_bound = attn_perf_bandwidth_bound(s);
     snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
@@ -143,7 +147,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
     size_t ws = 0;
     char why[400];
-    int skip = attn_perf_skip_reason(v, s, threads, &ws, why, sizeof why);
+    int skip = attn_perf_skip_reason(v, &mc->pc, &ws, why, sizeof why);
     row->workspace_bytes = (int64_t)ws;
     if (skip) {
         attn_result_row_set(row, ATTN_ROW_SKIPPED, "%s", why);
@@ -154,7 +158,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         return;
     }
     attn_perf_cell cell;
-    if (attn_perf_cell_setup(&cell, v, s, threads, o->llc_bytes, why, sizeof why) != 0) {
+    if (attn_perf_cell_setup(&cell, v, &mc->pc, o->llc_bytes, why, sizeof why) != 0) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", why);
         return;
     }
@@ -163,7 +167,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;
-        row->gbytes_per_s = attn_perf_bytes(s) / row->time_ns_median;
+        row->gbytes_per_s = attn_perf_bytes(s, &mc->pc.types) / row->time_ns_median;
         matrix_judge_roof(row);
     }
 }

@@ -10,7 +10,12 @@
  *    shared buffer; the peer builds its layout outside any timing, and the
  *    output of its untimed first call is checked against the reference with
  *    the same metrics as a variant's. A peer beyond rule A is a finding (the
- *    row's status is failed, the page shows it), never a crash. */
+ *    row's status is failed, the page shows it), never a crash;
+ *  - peers run f32 only: a cell with f16/bf16 types gets a skipped row
+ *    saying so. The workers take uniform f16/bf16 buffers (docs/peers.md),
+ *    but which precision class a library computes in (P rounded or not,
+ *    f32 accumulation or not) is not known to the judge, and mixed types
+ *    (an f16 KV cache beside f32 Q) are a skip in every adapter. */
 #include "matrix_peers.h"
 
 #include <math.h>
@@ -77,7 +82,12 @@ int matrix_peers_parse(const char *list, matrix_peers *p)
     return 0;
 }
 
-/* The fastest ok variant row of the run on this shape and thread count. */
+static int same_types(const attn_types *a, const attn_types *b)
+{
+    return a->q == b->q && a->kv == b->kv && a->o == b->o;
+}
+
+/* The fastest ok variant row of the run on this shape, types and thread count. */
 static const attn_result_row *best_variant(const attn_results_file *rf, const attn_perf_case *pc)
 {
     const attn_result_row *best = NULL;
@@ -85,9 +95,10 @@ static const attn_result_row *best_variant(const attn_results_file *rf, const at
         const attn_result_row *r = &rf->rows[i];
         const attn_shape *s = &r->shape, *t = &pc->shape;
         if (r->kind != ATTN_ROW_VARIANT || r->status != ATTN_ROW_OK || r->threads != pc->threads ||
-            !isfinite(r->time_ns_median) || s->batch != t->batch || s->heads_q != t->heads_q ||
-            s->heads_kv != t->heads_kv || s->n_q != t->n_q || s->n_kv != t->n_kv ||
-            s->d_k != t->d_k || s->d_v != t->d_v || s->causal != t->causal)
+            !same_types(&r->types, &pc->types) || !isfinite(r->time_ns_median) ||
+            s->batch != t->batch || s->heads_q != t->heads_q || s->heads_kv != t->heads_kv ||
+            s->n_q != t->n_q || s->n_kv != t->n_kv || s->d_k != t->d_k || s->d_v != t->d_v ||
+            s->causal != t->causal)
             continue;
         if (!best || r->time_ns_median < best->time_ns_median)
             best = r;
@@ -99,11 +110,12 @@ static void peer_row_init(attn_result_row *row, const char *peer, const attn_per
                           const attn_peak *pk)
 {
     attn_result_row_init(row);
-    attn_case c = {.shape = pc->shape, .data = DATA_NORMAL};
+    attn_case c = {.shape = pc->shape, .data = DATA_NORMAL, .types = pc->types};
     attn_case_name(peer, &c, row->case_name, sizeof row->case_name);
     snprintf(row->variant, sizeof row->variant, "%s", peer);
     row->kind = ATTN_ROW_PEER;
     row->shape = pc->shape;
+    row->types = pc->types;
     row->threads = pc->threads;
     snprintf(row->limit, sizeof row->limit, "%s",
              attn_perf_bandwidth_bound(&pc->shape) ? "bandwidth" : "fma");
@@ -182,8 +194,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     char err[400] = "";
     attn_perf_cell cell;
     const attn_variant *v = best ? attn_find_variant(best->variant) : attn_find_variant("naive");
-    if (attn_perf_cell_setup(&cell, v, &pc->shape, pc->threads, o->llc_bytes, err, sizeof err) !=
-        0) {
+    if (attn_perf_cell_setup(&cell, v, pc, o->llc_bytes, err, sizeof err) != 0) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "inputs: %s", err);
         return;
     }
@@ -226,7 +237,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
-            row->gbytes_per_s = attn_perf_bytes(&pc->shape) / row->time_ns_median;
+            row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
             matrix_judge_roof(row);
         }
     }
@@ -250,20 +261,24 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
     size_t used = (size_t)snprintf(versions, cap, "{");
     for (int pi = 0; pi < peers->n; pi++) {
         const char *name = peers->names[pi];
-        int todo = 0;
+        int todo = 0, to_run = 0;
         for (int ci = 0; ci < n; ci++) {
             attn_result_row row;
             peer_row_init(&row, name, &cases[ci], pk);
-            todo += wanted(o, &row, rf);
+            int w = wanted(o, &row, rf);
+            todo += w;
+            to_run += w && attn_types_all_f32(&cases[ci].types);
         }
         if (!todo)
             continue;
-        printf("matrix: peer %s: %d cells, in a process of its own\n", name, todo);
+        printf("matrix: peer %s: %d cells (%d f32, run in a process of its own)\n", name, todo,
+               to_run);
         fflush(stdout);
         attn_peer_opts po = {peers->python, peers->worker, name, 0};
         attn_peer *peer = NULL;
         char why[400] = "";
-        int started = attn_peer_start(&po, &peer, why, sizeof why);
+        /* No worker for a run whose every cell it would skip. */
+        int started = to_run ? attn_peer_start(&po, &peer, why, sizeof why) : ATTN_PEER_SKIP;
         if (started == ATTN_PEER_OK && used < cap)
             used += (size_t)snprintf(versions + used, cap - used, "%s\"%s\": \"%s\"",
                                      used > 1 ? ", " : "", name, attn_peer_version(peer));
@@ -272,7 +287,9 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             peer_row_init(&row, name, &cases[ci], pk);
             if (!wanted(o, &row, rf))
                 continue;
-            if (started != ATTN_PEER_OK)
+            if (!attn_types_all_f32(&cases[ci].types))
+                attn_result_row_set(&row, ATTN_ROW_SKIPPED, "peers run float32 only");
+            else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all, &row);

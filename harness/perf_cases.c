@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "dtype.h"
 #include "variant.h"
 
 /* The fused (single-pass, online-softmax) variants and the peer baseline:
@@ -13,11 +14,13 @@ static int in_perf_targets(const attn_variant *v)
 
 static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
     [PERF_QUICK] = {"quick",
-                    "n 128..2048, d 64/128, heads 8, causal on/off, decode; 1 and all threads",
+                    "n 128..2048, d 64/128, heads 8, causal on/off, decode; 1 and all threads; "
+                    "bf16 prefill n=512 and a bf16 KV cache decode at all threads",
                     NULL, 3, 0.1, 1.0},
     [PERF_FULL] = {"full",
                    "n 128..16384, d 64/80/128, heads 1/8/32, GQA 32/8, MQA 32/1, causal on/off, "
-                   "decode to 32768; threads 1..all",
+                   "decode to 32768; threads 1..all; bf16 prefill and f16/bf16 KV cache decode "
+                   "for the fast variants",
                    NULL, 5, 0.5, 30.0},
     [PERF_DECODE] = {"decode", "n_q 1 and 4 against KV caches of 256..32768; 1 and all threads",
                      NULL, 5, 0.2, 10.0},
@@ -26,7 +29,8 @@ static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
     [PERF_TARGETS] =
         {"perf-targets",
          "the performance targets' rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
-         "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128",
+         "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128; prefill d128 in bf16 and "
+         "f16, decode with an f16 and a bf16 KV cache",
          in_perf_targets, 5, 0.5, 10.0},
     [PERF_TEST] = {"test", "tiny shapes for ctest (seconds)", NULL, 2, 0.002, 1.0},
 };
@@ -68,52 +72,104 @@ typedef enum thread_set {
     T_EVERY,       /* 1, 2, 3, ... all (powers of two past 16) */
 } thread_set;
 
+int attn_perf_case_runs(const attn_perf_case *c, const attn_variant *v)
+{
+    return !c->includes || c->includes(v);
+}
+
+/* The variants tiled and threaded for speed (the table's cost class): the
+ * ones a low-precision slice of the full preset is worth hours for. */
+static int is_fast(const attn_variant *v)
+{
+    return v->cost == ATTN_COST_FAST;
+}
+
+/* The element types of the preset's low-precision rows (--dtype's names). */
+static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
+static const attn_types F16 = {ATTN_F16, ATTN_F16, ATTN_F16};
+static const attn_types F16KV = {ATTN_F32, ATTN_F16, ATTN_F32};
+static const attn_types BF16KV = {ATTN_F32, ATTN_BF16, ATTN_F32};
+
 typedef struct case_builder {
     int all;
-    const int *threads; /* override */
-    int n_threads;
+    const attn_perf_axes *axes; /* overrides; never NULL */
     attn_perf_case *out;
     int cap, n;
 } case_builder;
 
-static void push_one(case_builder *b, const attn_shape *s, int threads)
+static void push_one(case_builder *b, const attn_shape *s, int threads, const attn_types *types,
+                     int (*includes)(const attn_variant *))
 {
     if (b->n < b->cap)
-        b->out[b->n] = (attn_perf_case){*s, threads};
+        b->out[b->n] = (attn_perf_case){*s, threads, *types, includes};
     b->n++;
 }
 
-static void push(case_builder *b, attn_shape s, thread_set set)
+/* The thread counts of a row, into t (room for 64); returns how many. */
+static int thread_counts(const case_builder *b, thread_set set, int t[64])
 {
-    if (b->n_threads > 0) {
-        for (int i = 0; i < b->n_threads; i++)
-            push_one(b, &s, b->threads[i]);
-        return;
+    int n = 0;
+    if (b->axes->n_threads > 0) {
+        for (int i = 0; i < b->axes->n_threads && n < 64; i++)
+            t[n++] = b->axes->threads[i];
+        return n;
     }
     const int all = b->all;
     switch (set) {
     case T_ONE:
-        push_one(b, &s, 1);
+        t[n++] = 1;
         break;
     case T_ALL:
-        push_one(b, &s, all);
+        t[n++] = all;
         break;
     case T_ONE_AND_ALL:
-        push_one(b, &s, 1);
+        t[n++] = 1;
         if (all > 1)
-            push_one(b, &s, all);
+            t[n++] = all;
         break;
     case T_LADDER:
-        for (int t = 1; t < all; t *= 2)
-            push_one(b, &s, t);
-        push_one(b, &s, all);
+        for (int k = 1; k < all && n < 63; k *= 2)
+            t[n++] = k;
+        t[n++] = all;
         break;
     case T_EVERY:
-        for (int t = 1; t < all; t = t < 16 ? t + 1 : t * 2)
-            push_one(b, &s, t);
-        push_one(b, &s, all);
+        for (int k = 1; k < all && n < 63; k = k < 16 ? k + 1 : k * 2)
+            t[n++] = k;
+        t[n++] = all;
         break;
     }
+    return n;
+}
+
+/* One row of a preset: a shape at its thread counts, each at `types`
+ * (n_types of them), run by the variants `includes` takes. */
+static void push_row(case_builder *b, attn_shape s, thread_set set, const attn_types *types,
+                     int n_types, int (*includes)(const attn_variant *))
+{
+    int t[64];
+    const int n = thread_counts(b, set, t);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n_types; k++)
+            push_one(b, &s, t[i], &types[k], includes);
+}
+
+/* A shape in f32, or at every type --dtype gives. */
+static void push(case_builder *b, attn_shape s, thread_set set)
+{
+    if (b->axes->n_types > 0)
+        push_row(b, s, set, b->axes->types, b->axes->n_types, NULL);
+    else
+        push_row(b, s, set, &F32, 1, NULL);
+}
+
+/* A preset's own low-precision rows: left out when --dtype gives the
+ * types, since then every shape is at those already. */
+static void push_low(case_builder *b, attn_shape s, thread_set set, const attn_types *types,
+                     int n_types, int (*includes)(const attn_variant *))
+{
+    if (b->axes->n_types == 0)
+        push_row(b, s, set, types, n_types, includes);
 }
 
 static attn_shape mha(int32_t heads, int32_t n, int32_t d, int32_t causal)
@@ -135,6 +191,9 @@ static void quick(case_builder *b)
             for (int32_t causal = 0; causal <= 1; causal++)
                 push(b, mha(8, ns[i], ds[j], causal), T_ONE_AND_ALL);
     push(b, grouped(32, 8, 1, 4096, 128, 0), T_ONE_AND_ALL);
+    /* One cheap cell of each low-precision kind the targets judge. */
+    push_low(b, mha(8, 512, 128, 0), T_ALL, &BF16, 1, NULL);
+    push_low(b, grouped(32, 8, 1, 4096, 128, 0), T_ALL, &BF16KV, 1, NULL);
 }
 
 static void full(case_builder *b)
@@ -164,6 +223,15 @@ static void full(case_builder *b)
         for (int g = 0; g < 3; g++)
             for (int j = 0; j < 3; j += 2)
                 push(b, grouped(32, decode_kv[g], 1, n_kv, ds[j], 0), T_LADDER);
+    /* A low-precision slice: bf16 prefill and narrow KV caches for decode,
+     * the fast variants only (the others would spend the budget on rows
+     * that say nothing new about their speed). */
+    const attn_types narrow_kv[] = {F16KV, BF16KV};
+    for (int32_t n = 1024; n <= 4096; n *= 4)
+        for (int32_t causal = 0; causal <= 1; causal++)
+            push_low(b, mha(8, n, 128, causal), T_LADDER, &BF16, 1, is_fast);
+    for (int32_t n_kv = 4096; n_kv <= 32768; n_kv *= 8)
+        push_low(b, grouped(32, 8, 1, n_kv, 128, 0), T_LADDER, narrow_kv, 2, is_fast);
 }
 
 static void decode(case_builder *b)
@@ -198,6 +266,11 @@ static void targets(case_builder *b)
         push(b, mha(8, 4096, d, 0), T_ONE);
     }
     push(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL);
+    /* The low-precision targets: prefill with bf16/f16 inputs and decode
+     * with a half-size KV cache, each beside its f32 row above. */
+    const attn_types prefill_low[] = {BF16, F16}, decode_low[] = {F16KV, BF16KV};
+    push_low(b, mha(8, 4096, 128, 0), T_ALL, prefill_low, 2, NULL);
+    push_low(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL, decode_low, 2, NULL);
 }
 
 static void test(case_builder *b)
@@ -207,10 +280,11 @@ static void test(case_builder *b)
     push(b, grouped(4, 2, 1, 256, 32, 0), T_ONE_AND_ALL);
 }
 
-int attn_perf_case_list(attn_perf_preset p, int all, const int *threads, int n_threads,
+int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap)
 {
-    case_builder b = {all < 1 ? 1 : all, threads, n_threads, out, cap, 0};
+    static const attn_perf_axes none = {NULL, 0, NULL, 0};
+    case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0};
     switch (p) {
     case PERF_QUICK:
         quick(&b);
@@ -248,12 +322,14 @@ double attn_perf_flops(const attn_shape *s)
     return 2.0 * (s->d_k + s->d_v) * rows_keys * s->heads_q * s->batch;
 }
 
-double attn_perf_bytes(const attn_shape *s)
+double attn_perf_bytes(const attn_shape *s, const attn_types *t)
 {
+    const attn_types types = t ? *t : F32;
     double q = (double)s->batch * s->heads_q * s->n_q * s->d_k;
     double kv = (double)s->batch * s->heads_kv * s->n_kv * (s->d_k + s->d_v);
     double o = (double)s->batch * s->heads_q * s->n_q * s->d_v;
-    return sizeof(float) * (q + kv + o);
+    return (double)attn_dtype_size(types.q) * q + (double)attn_dtype_size(types.kv) * kv +
+           (double)attn_dtype_size(types.o) * o;
 }
 
 int attn_perf_bandwidth_bound(const attn_shape *s)

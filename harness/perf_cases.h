@@ -1,6 +1,7 @@
 /* Performance cases: realistic model shapes for bench and matrix, in named
  * presets. Separate from the correctness cases of cases.h (small, odd,
- * adversarial): a different job. Data is always N(0, 1) (DATA_NORMAL). */
+ * adversarial): a different job. Data is always N(0, 1) (DATA_NORMAL),
+ * made in f32 and rounded to nearest even into the case's element types. */
 #ifndef ATTN_PERF_CASES_H
 #define ATTN_PERF_CASES_H
 
@@ -8,19 +9,38 @@
 #include "variant.h"
 
 typedef enum attn_perf_preset {
-    PERF_QUICK,   /* minutes: n 128..2048, d 64/128, heads 8, causal on/off, one decode row */
-    PERF_FULL,    /* hours: n 128..16384, d 64/80/128, heads 1/8/32, GQA, MQA, decode */
+    PERF_QUICK,   /* minutes: n 128..2048, d 64/128, heads 8, causal on/off, one decode row;
+                     a bf16 prefill and a bf16 KV cache decode */
+    PERF_FULL,    /* hours: n 128..16384, d 64/80/128, heads 1/8/32, GQA, MQA, decode;
+                     a bf16 / narrow-KV slice for the fast variants */
     PERF_DECODE,  /* n_q = 1 (and 4) against KV caches up to 32768 */
     PERF_SCALING, /* every thread count on a few shapes */
-    PERF_TARGETS, /* the performance targets' rows */
+    PERF_TARGETS, /* the performance targets' rows, f32 and the low-precision ones */
     PERF_TEST,    /* seconds: tiny shapes for ctest */
     PERF_PRESET_COUNT
 } attn_perf_preset;
 
 typedef struct attn_perf_case {
     attn_shape shape;
-    int threads; /* resolved: 1 .. all */
+    int threads;      /* resolved: 1 .. all */
+    attn_types types; /* of Q, K/V and O (all f32 unless the preset or --dtype says) */
+    /* Which of the preset's variants run this case too (NULL: all of them):
+     * the low-precision slice of full is for the fast variants only. */
+    int (*includes)(const attn_variant *v);
 } attn_perf_case;
+
+/* 1 when variant v runs case c (the case's own choice; the preset's is
+ * attn_perf_preset_variants). */
+int attn_perf_case_runs(const attn_perf_case *c, const attn_variant *v);
+
+/* The axes a command line gives that replace a preset's: thread counts
+ * (--threads) and element types (--dtype); n_... = 0 keeps the preset's. */
+typedef struct attn_perf_axes {
+    const int *threads;
+    int n_threads;
+    const attn_types *types;
+    int n_types;
+} attn_perf_axes;
 
 typedef struct attn_perf_preset_info {
     const char *name;
@@ -47,18 +67,22 @@ const char *attn_perf_preset_names(void);
 
 /* Writes up to `cap` cases into `out` and returns how many the preset has
  * (cap = 0 counts). `all` is the machine's thread count ("all threads").
- * Each shape appears once per thread count of its row of the preset; when
- * `threads` (n_threads > 0) is given, those thread counts replace the
- * preset's for every shape. */
-int attn_perf_case_list(attn_perf_preset p, int all, const int *threads, int n_threads,
+ * Each shape appears once per thread count and element types of its row of
+ * the preset; `axes` (may be NULL) replace those for every shape: given
+ * thread counts replace the preset's, given types replace both the f32 of
+ * each shape and the preset's own low-precision rows (which are then not
+ * listed, so no cell appears twice). */
+int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap);
 
 /* Work and traffic of one call, as the CSV defines them:
  * flops = 2 (d_k + d_v) sum_rows n_i * heads_q * batch (n_i: keys row i
  * sees, so causal counts only what is computed); bytes = Q, K, V and O
- * each moved once. */
+ * each moved once, each element of its type's size (t NULL: all f32), so a
+ * bf16 KV cache moves half the bytes of an f32 one and its GB/s and %
+ * of the read roof count what was really read. */
 double attn_perf_flops(const attn_shape *s);
-double attn_perf_bytes(const attn_shape *s);
+double attn_perf_bytes(const attn_shape *s, const attn_types *t);
 /* 1 when the shape is memory-bound (n_q <= 16: decode and small chunks)
  * and judged against bandwidth, 0 when against FMA peak. */
 int attn_perf_bandwidth_bound(const attn_shape *s);

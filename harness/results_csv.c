@@ -24,6 +24,7 @@ typedef enum col_type {
     COL_FLAG,   /* int 0/1, always written */
     COL_KIND,   /* attn_row_kind by name */
     COL_STATUS, /* attn_row_status by name */
+    COL_DTYPE,  /* int32_t attn_dtype by name: f32, f16, bf16 */
 } col_type;
 
 typedef struct column {
@@ -49,6 +50,9 @@ static const column columns[] = {
     {"d_k", COL_I32, FIELD(shape.d_k), NULL},
     {"d_v", COL_I32, FIELD(shape.d_v), NULL},
     {"causal", COL_I32, FIELD(shape.causal), NULL},
+    {"q_dtype", COL_DTYPE, FIELD(types.q), NULL},
+    {"kv_dtype", COL_DTYPE, FIELD(types.kv), NULL},
+    {"o_dtype", COL_DTYPE, FIELD(types.o), NULL},
     {"threads", COL_INT, FIELD(threads), NULL},
     {"time_ns_median", COL_FLOAT, FIELD(time_ns_median), "%.0f"},
     {"time_ns_min", COL_FLOAT, FIELD(time_ns_min), "%.0f"},
@@ -77,6 +81,8 @@ enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
 static const char *const status_names[] = {"ok", "skipped", "failed"};
 static const char *const kind_names[] = {"variant", "peer"};
+/* In attn_dtype order (ATTN_F32 = 0, ATTN_F16, ATTN_BF16). */
+static const char *const dtype_names[] = {"f32", "f16", "bf16"};
 
 const char *attn_row_status_name(attn_row_status s)
 {
@@ -111,19 +117,27 @@ static void put(out_buf *b, const char *fmt, ...)
         b->len += (size_t)n;
 }
 
-int attn_results_header(char *buf, size_t cap)
+/* The header, or (with_types = 0) the header files had before the
+ * element-type columns, to tell such a file from a foreign one. */
+static int header_line(char *buf, size_t cap, int with_types)
 {
     out_buf b = {buf, 0, cap, 0};
-    for (int i = 0; i < N_COLUMNS; i++)
-        put(&b, "%s%s", i ? "," : "", columns[i].name);
+    for (int i = 0, n = 0; i < N_COLUMNS; i++)
+        if (with_types || columns[i].type != COL_DTYPE)
+            put(&b, "%s%s", n++ ? "," : "", columns[i].name);
     return b.overflow ? -1 : (int)b.len;
+}
+
+int attn_results_header(char *buf, size_t cap)
+{
+    return header_line(buf, cap, 1);
 }
 
 static const char *type_name(col_type t)
 {
-    return t == COL_TEXT || t == COL_KIND || t == COL_STATUS ? "string"
-           : t == COL_FLOAT                                  ? "float"
-                                                             : "int";
+    return t == COL_TEXT || t == COL_KIND || t == COL_STATUS || t == COL_DTYPE ? "string"
+           : t == COL_FLOAT                                                    ? "float"
+                                                                               : "int";
 }
 
 void attn_results_print_columns(FILE *f)
@@ -208,6 +222,10 @@ static void put_field(out_buf *b, const column *c, const attn_result_row *r)
         break;
     case COL_STATUS:
         put(b, "%s", attn_row_status_name(r->status));
+        break;
+    case COL_DTYPE:
+        memcpy(&i32, at, sizeof i32);
+        put(b, "%s", i32 >= 0 && i32 <= ATTN_BF16 ? dtype_names[i32] : "?");
         break;
     }
 }
@@ -354,6 +372,13 @@ static int parse_field(const column *c, const char *text, attn_result_row *r)
             return -1;
         r->status = (attn_row_status)e;
         return 0;
+    case COL_DTYPE: {
+        if (parse_name(text, dtype_names, 3, &e) != 0)
+            return -1;
+        int32_t t = e;
+        memcpy(at, &t, sizeof t);
+        return 0;
+    }
     }
     return -1;
 }
@@ -444,6 +469,18 @@ static int read_existing(attn_results_file *f, const char *path, char *err, size
     char header[ATTN_RESULTS_HEADER_CAP];
     attn_results_header(header, sizeof header);
     size_t hlen = strlen(header);
+    char before_types[ATTN_RESULTS_HEADER_CAP];
+    header_line(before_types, sizeof before_types, 0);
+    const size_t blen = strlen(before_types);
+    if (whole > blen && strncmp(text, before_types, blen) == 0 && text[blen] == '\n') {
+        snprintf(err, cap,
+                 "'%s' was written before the q_dtype, kv_dtype and o_dtype columns (its rows "
+                 "are all f32, and the scripts read it so), so rows of today's format cannot "
+                 "be appended to it; refusing to resume into it (--out a new file)",
+                 path);
+        free(text);
+        return -1;
+    }
     if (whole == 0 || strncmp(text, header, hlen) != 0 || text[hlen] != '\n') {
         snprintf(err, cap,
                  "'%s' is not an attnbench results CSV (its header differs from "

@@ -25,6 +25,7 @@ typedef struct attn_result_row {
     char variant[32];
     attn_row_kind kind;
     attn_shape shape; /* batch .. causal; scale is not a column */
+    attn_types types; /* q_dtype, kv_dtype, o_dtype (all ATTN_F32 after init) */
     int threads;
     double time_ns_median, time_ns_min, time_ns_max;
     int repetitions; /* -1: empty */
@@ -95,7 +96,9 @@ typedef enum attn_results_mode {
 int attn_results_open(attn_results_file *f, const char *path, attn_results_mode mode, char *err,
                       size_t cap);
 
-/* 1 when a row with this (case, threads) is already in the file. */
+/* 1 when a row with this (case, threads) is already in the file. The case
+ * name carries the element types (",q=bf16,kv=bf16,o=bf16"; nothing for
+ * f32), so an f32 row never stands for a bf16 cell on --resume. */
 int attn_results_has(const attn_results_file *f, const char *case_name, int threads);
 
 /* Writes one row with one write() and keeps it in f->rows. Returns 0, or

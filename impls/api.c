@@ -146,6 +146,56 @@ static void narrow_tensor(const float *src, int32_t t, void *dst, size_t n, int 
         attn_store_elem(dst, t, (size_t)i, src[i]);
 }
 
+/* The problem an f32 kernel is handed for a typed problem: the same, all
+ * f32 (its tensors become the dispatcher's copies). */
+static attn_problem kernel_problem(const attn_variant *var, const attn_problem *p)
+{
+    attn_problem k = *p;
+    if (var->widening == ATTN_WIDEN_BY_DISPATCHER)
+        k.types = (attn_types){ATTN_F32, ATTN_F32, ATTN_F32};
+    return k;
+}
+
+int attn_variant_workspace_typed(const attn_variant *var, const attn_problem *p, size_t *bytes)
+{
+    attn_problem k = kernel_problem(var, p);
+    widen_plan w;
+    *bytes = 0;
+    int rc = var->workspace_size(&k, bytes);
+    if (rc == ATTN_OK)
+        rc = plan_widening(var, &p->shape, &p->types, &w, bytes);
+    return rc;
+}
+
+int attn_variant_run_in(const attn_variant *var, const attn_problem *p, void *workspace)
+{
+    attn_problem k = kernel_problem(var, p);
+    size_t bytes = 0;
+    widen_plan w;
+    int rc = var->workspace_size(&k, &bytes);
+    if (rc == ATTN_OK)
+        rc = plan_widening(var, &p->shape, &p->types, &w, &bytes);
+    if (rc != ATTN_OK)
+        return rc;
+    unsigned char *ws = workspace;
+    if (w.active) {
+        const void *src[3] = {p->q, p->k, p->v};
+        const void **dst[3] = {&k.q, &k.k, &k.v};
+        for (int i = 0; i < 3; i++)
+            if (w.type[i] != ATTN_F32) {
+                float *copy = (float *)(ws + w.at[i]);
+                widen_tensor(src[i], w.type[i], copy, w.elems[i], k.threads);
+                *dst[i] = copy;
+            }
+        if (w.type[3] != ATTN_F32)
+            k.o = ws + w.at[3];
+    }
+    rc = var->run(&k, ws);
+    if (rc == ATTN_OK && w.active && w.type[3] != ATTN_F32)
+        narrow_tensor((const float *)(ws + w.at[3]), w.type[3], p->o, w.elems[3], k.threads);
+    return rc;
+}
+
 int attn_run_variant_typed(const attn_variant *var, const attn_shape *s,
                            const attn_run_options *opt, const void *q, const void *k, const void *v,
                            void *o, attn_run_report *report, char *msg, size_t cap)
@@ -188,15 +238,9 @@ int attn_run_variant_typed(const attn_variant *var, const attn_shape *s,
         }
         return ATTN_ENOTSUP;
     }
-    const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
-    const int by_dispatcher = var->widening == ATTN_WIDEN_BY_DISPATCHER;
-    attn_problem p =
-        attn_problem_make_typed(s, by_dispatcher ? &f32 : &opt->types, opt->p_round, q, k, v, o);
+    attn_problem p = attn_problem_make_typed(s, &opt->types, opt->p_round, q, k, v, o);
     size_t bytes = 0;
-    widen_plan w;
-    rc = var->workspace_size(&p, &bytes);
-    if (rc == ATTN_OK)
-        rc = plan_widening(var, s, &opt->types, &w, &bytes);
+    rc = attn_variant_workspace_typed(var, &p, &bytes);
     size_t limit = attn_workspace_limit();
     if (rc != ATTN_OK || bytes > limit) {
         if (msg)
@@ -217,22 +261,7 @@ int attn_run_variant_typed(const attn_variant *var, const attn_shape *s,
     }
     memset(block, guard_pattern, GUARD_BYTES);
     memset(block + GUARD_BYTES + body, guard_pattern, GUARD_BYTES);
-    unsigned char *ws = block + GUARD_BYTES;
-    if (w.active) {
-        const void *src[3] = {q, k, v};
-        const void **dst[3] = {&p.q, &p.k, &p.v};
-        for (int i = 0; i < 3; i++)
-            if (w.type[i] != ATTN_F32) {
-                float *copy = (float *)(ws + w.at[i]);
-                widen_tensor(src[i], w.type[i], copy, w.elems[i], p.threads);
-                *dst[i] = copy;
-            }
-        if (w.type[3] != ATTN_F32)
-            p.o = ws + w.at[3];
-    }
-    rc = var->run(&p, ws);
-    if (rc == ATTN_OK && w.active && w.type[3] != ATTN_F32)
-        narrow_tensor((const float *)(ws + w.at[3]), w.type[3], o, w.elems[3], p.threads);
+    rc = attn_variant_run_in(var, &p, block + GUARD_BYTES);
     int guard_ok = 1;
     for (size_t i = 0; i < GUARD_BYTES; i++)
         if (block[i] != guard_pattern || block[GUARD_BYTES + body + i] != guard_pattern)

@@ -143,6 +143,17 @@ int attn_run_variant_typed(const attn_variant *v, const attn_shape *s, const att
                            const void *q, const void *k, const void *v_, void *o,
                            attn_run_report *report, char *msg, size_t cap);
 
+/* What attn_run_variant_typed does between its checks and its guard bytes,
+ * split so a timing loop can run it on a workspace allocated once (the
+ * harness's perf cells): the bytes of workspace v needs for the typed
+ * problem p (its own, plus the f32 copies the dispatcher widens into for an
+ * f32 kernel; ATTN_ENOMEM when that overflows), and the run itself on a
+ * 64-byte aligned workspace of at least that size (widening for an f32
+ * kernel, O rounded back to its type). p is made by attn_problem_make_typed
+ * with the run's types, class and p->threads; no argument is checked here. */
+int attn_variant_workspace_typed(const attn_variant *v, const attn_problem *p, size_t *bytes);
+int attn_variant_run_in(const attn_variant *v, const attn_problem *p, void *workspace);
+
 /* ATTN_OK when v takes these types and class, ATTN_EINVAL (a value outside
  * attn_dtype) or ATTN_ENOTSUP, with msg naming the field and value. CPU
  * features are not checked here (attn_variant_runnable). */

@@ -102,7 +102,9 @@ def answer_rows(rows):
     shapes_total. In the order of SHAPE_CLASSES, then d_k, then threads."""
     class_order = [c.name for c in SHAPE_CLASSES]
     answers = []
-    groups = _group_rows(rows)
+    # f32 rows only: a bf16 row is another question (results page, "Low
+    # precision"), and would win an f32 cell it never ran.
+    groups = _group_rows(ab.f32_rows(rows))
     for key in sorted(groups, key=lambda k: (class_order.index(k[0]), k[1], k[2])):
         group = groups[key]
         # A variant with a failed row in the group does not pass here.
@@ -161,8 +163,8 @@ def _times(value, name):
 
 def caption():
     classes = "; ".join(f"**{c.name}**: {c.rule}" for c in SHAPE_CLASSES)
-    return ("For each shape class, head size and thread count: the variant to use — the one "
-            "with the lowest geometric mean of its median time relative to the fastest "
+    return ("For each shape class, head size and thread count, in f32: the variant to use — "
+            "the one with the lowest geometric mean of its median time relative to the fastest "
             "variant on each shape of the class, among variants with no failed row there "
             f"(status ok). Classes: {classes}; other shapes are not in this table. "
             "`% of roof` is that variant's median `pct_peak` over the class's shapes (FMA "

@@ -46,6 +46,16 @@ def spec_columns(path=SPEC_PATH):
 COLUMNS = spec_columns()
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 SHAPE_COLUMNS = ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal")
+# Element types of Q, K/V and O. Files written before these columns existed
+# (the results/ folders of earlier runs) have none of them: every row of
+# such a file was f32, and reads as such.
+DTYPE_COLUMNS = ("q_dtype", "kv_dtype", "o_dtype")
+DTYPES = ("f32", "f16", "bf16")
+ALL_F32 = ("f32", "f32", "f32")
+# The names bench and matrix --dtype give the type combinations.
+DTYPE_AXIS_NAMES = {ALL_F32: "f32", ("bf16",) * 3: "bf16", ("f16",) * 3: "f16",
+                    ("f32", "f16", "f32"): "f16kv", ("f32", "bf16", "f32"): "bf16kv"}
+DTYPE_AXIS_ORDER = ("f32", "bf16", "f16", "bf16kv", "f16kv")
 LIMITS = ("fma", "bandwidth")
 
 # The variants the suite ships, in the order tables and legends list them.
@@ -83,6 +93,11 @@ def _parse_row(path, line, record):
         raise DataError(f"{path}:{line}: column 'limit': {row['limit']!r} is not fma or bandwidth")
     if not row["variant"]:
         raise DataError(f"{path}:{line}: column 'variant' is empty")
+    for name in DTYPE_COLUMNS:
+        row.setdefault(name, "f32")
+        if row[name] not in DTYPES:
+            raise DataError(f"{path}:{line}: column '{name}': {row[name]!r} is not "
+                            f"{', '.join(DTYPES)}")
     return row
 
 
@@ -105,7 +120,8 @@ def read_csv(path):
             header = reader.fieldnames
             if not header:
                 raise DataError(f"{path}: empty file (no header row)")
-            missing = [name for name in COLUMN_NAMES if name not in header]
+            missing = [name for name in COLUMN_NAMES
+                       if name not in header and name not in DTYPE_COLUMNS]
             if missing:
                 raise DataError(f"{path}: missing columns: {', '.join(missing)}")
             rows = [_parse_row(path, reader.line_num, record) for record in reader]
@@ -174,9 +190,36 @@ def shape_of(row):
     return tuple(row[name] for name in SHAPE_COLUMNS)
 
 
+def types_of(row):
+    """(q, kv, o) element types: ('f32', 'bf16', 'f32') for a bf16 KV cache."""
+    return tuple(row.get(name) or "f32" for name in DTYPE_COLUMNS)
+
+
+def is_f32(row):
+    return types_of(row) == ALL_F32
+
+
+def dtype_label(row):
+    """The --dtype name of the row's types ('bf16kv'), or 'q=..,kv=..,o=..'."""
+    types = types_of(row)
+    return DTYPE_AXIS_NAMES.get(types) or "q={},kv={},o={}".format(*types)
+
+
+def dtype_sort_key(label):
+    if label in DTYPE_AXIS_ORDER:
+        return (0, DTYPE_AXIS_ORDER.index(label), label)
+    return (1, 0, label)
+
+
+def f32_rows(rows):
+    """The all-f32 rows: what every view that compares variants on one
+    cell reads, so a bf16 row never stands in for an f32 one."""
+    return [r for r in rows if is_f32(r)]
+
+
 def row_key(row):
-    """What identifies a cell of the matrix: variant, shape, threads."""
-    return (row["variant"], shape_of(row), row["threads"])
+    """What identifies a cell of the matrix: variant, shape, element types, threads."""
+    return (row["variant"], shape_of(row), types_of(row), row["threads"])
 
 
 def is_ok(row):
@@ -210,9 +253,10 @@ def has_timing(row):
     return not is_skipped(row) and is_finite(row["time_ns_median"]) and row["time_ns_median"] > 0
 
 
-def shape_label(row):
+def shape_label(row, with_types=False):
     """A short, readable name of the shape: the fields that differ from the
-    common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added."""
+    common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added;
+    with_types, the element types when not all f32."""
     n_q, n_kv, d_k, d_v = row["n_q"], row["n_kv"], row["d_k"], row["d_v"]
     parts = [f"n={n_kv}" if n_q == n_kv else f"nq={n_q} nkv={n_kv}"]
     parts.append(f"d={d_k}" if d_v == d_k else f"dk={d_k} dv={d_v}")
@@ -224,6 +268,8 @@ def shape_label(row):
         parts.append(f"B={row['batch']}")
     if row["causal"]:
         parts.append("causal")
+    if with_types and not is_f32(row):
+        parts.append(dtype_label(row))
     return " ".join(parts)
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares attnbench matrix results: two or more CPUs, or two commits on
 one CPU. The first file (A) is the baseline; every other file (B, C, ...)
-is compared with it cell by cell, a cell being (variant, shape, threads).
+is compared with it cell by cell, a cell being (variant, shape, element types,
+threads).
 
     scripts/compare.py A.csv B.csv [C.csv ...] [-o DIR]
 
@@ -66,7 +67,8 @@ class Comparison:
 
 
 def cell_order(row):
-    return (ab.variant_sort_key(row["variant"]), ab.shape_sort_key(row), row["threads"])
+    return (ab.variant_sort_key(row["variant"]), ab.shape_sort_key(row),
+            ab.dtype_sort_key(ab.dtype_label(row)), row["threads"])
 
 
 def compare(rows_a, rows_b, label):
@@ -91,7 +93,8 @@ def compare(rows_a, rows_b, label):
 # Text and markdown ----------------------------------------------------------
 
 def cell_name(row):
-    return f"{row['variant']} {ab.shape_label(row)}, {ab.plural_threads(row['threads'])}"
+    return (f"{row['variant']} {ab.shape_label(row, with_types=True)}, "
+            f"{ab.plural_threads(row['threads'])}")
 
 
 def pair_table(comparison, markdown):
@@ -99,7 +102,7 @@ def pair_table(comparison, markdown):
     header = ["variant", "shape", "threads", "time A", f"time {other}", "speed-up",
               "GFLOP/s A", f"GFLOP/s {other}", "GFLOP/s ratio", "% peak A", f"% peak {other}",
               "change"]
-    rows = [[p.a["variant"], ab.shape_label(p.a), p.a["threads"],
+    rows = [[p.a["variant"], ab.shape_label(p.a, with_types=True), p.a["threads"],
              ab.fmt_time_ns(p.a["time_ns_median"]), ab.fmt_time_ns(p.b["time_ns_median"]),
              f"{ab.fmt_num(p.speedup)}×", ab.fmt_num(p.a["gflops"]), ab.fmt_num(p.b["gflops"]),
              ab.fmt_num(p.gflops_ratio), ab.fmt_num(p.a["pct_peak"]), ab.fmt_num(p.b["pct_peak"]),
@@ -150,7 +153,7 @@ def render_text(labels, results_list, comparisons, markdown):
 
 # compare.csv ----------------------------------------------------------------
 
-CSV_HEADER = (["other", "variant"] + list(ab.SHAPE_COLUMNS)
+CSV_HEADER = (["other", "variant"] + list(ab.SHAPE_COLUMNS) + list(ab.DTYPE_COLUMNS)
               + ["threads", "time_ns_median_a", "time_ns_median_b", "speedup", "gflops_a",
                  "gflops_b", "gflops_ratio", "pct_peak_a", "pct_peak_b", "change",
                  "status_a", "status_b"])
@@ -158,7 +161,7 @@ CSV_HEADER = (["other", "variant"] + list(ab.SHAPE_COLUMNS)
 
 def csv_rows(comparison):
     def base(row):
-        shape = [row[c] for c in ab.SHAPE_COLUMNS]
+        shape = [row[c] for c in ab.SHAPE_COLUMNS] + list(ab.types_of(row))
         return [comparison.label, row["variant"]] + shape + [row["threads"]]
 
     def blank(v):
@@ -189,13 +192,16 @@ def write_csv(path, comparisons):
 # compare.png ----------------------------------------------------------------
 
 def comparison_panels(comparison, plot):
-    """One panel per thread count and shape family: speed-up against n."""
+    """One panel per thread count, shape family and element types: speed-up
+    against n."""
     panels = []
     groups = {}
     for p in comparison.pairs:
-        groups.setdefault((p.a["threads"], ab.family_of(p.a)), []).append(p)
-    for (threads, family), pairs in sorted(
-            groups.items(), key=lambda kv: (kv[0][0], ab.family_sort_key(kv[0][1]))):
+        groups.setdefault((p.a["threads"], ab.family_of(p.a), ab.dtype_label(p.a)), []).append(p)
+    for (threads, family, dtype), pairs in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], ab.family_sort_key(kv[0][1]),
+                                            ab.dtype_sort_key(kv[0][2]))):
+        types = "" if dtype == "f32" else f", {dtype}"
         series = []
         for variant in ab.variants_in([p.a for p in pairs]):
             vpairs = sorted((p for p in pairs if p.a["variant"] == variant),
@@ -206,7 +212,8 @@ def comparison_panels(comparison, plot):
                 extra={"significant": [p.change in (FASTER, SLOWER) for p in vpairs]}))
         series.append(plot.reference("same speed", [p.a["n_kv"] for p in pairs], 1.0))
         panels.append(plot.Panel(
-            f"{comparison.label} over A: {ab.family_label(family)}, {ab.plural_threads(threads)}",
+            f"{comparison.label} over A: {ab.family_label(family)}{types}, "
+            f"{ab.plural_threads(threads)}",
             "keys n_kv", f"speed-up (time A / time {comparison.label})", series,
             xlog=True, ylog=True))
     return panels

@@ -12,8 +12,11 @@ Writes into DIR, for one thread and for all threads (_t1, _tN):
   speedup_vs_naive, speedup_vs_blas
 and once: thread_scaling (against the measured peak at each thread count),
 decode_bandwidth (limit=bandwidth rows against the measured read bandwidth),
-accuracy_bound (E_M of every case against its rule-A bound) and error_growth
-(E_M and bound against n, with a sqrt(n) guide).
+accuracy_bound (E_M of every case against its rule-A bound), error_growth
+(E_M and bound against n, with a sqrt(n) guide) and low_precision (f32 against
+the f16/bf16 types of each cell that has them: speed and E_M side by side).
+Every plot but low_precision reads the all-f32 rows only, so a bf16 row never
+stands for an f32 one.
 
 DIR/plots.json lists for every PNG the series drawn (name, x, y, colour) so
 tests and report.py can see what is in each picture. A plot whose rows are
@@ -84,7 +87,7 @@ class Series:
     x: list
     y: list
     variant: str = None  # its colour comes from the variant map; None: a reference
-    style: str = "line"  # line | ref | bound | guide | points | cell
+    style: str = "line"  # line | ref | bound | guide | points | cell | bar
     legend: str = None   # legend label when it differs from name ("" for none)
     extra: dict = field(default_factory=dict)
 
@@ -100,11 +103,11 @@ class Panel:
     xlabel: str
     ylabel: str
     series: list
-    kind: str = "lines"  # lines | heatmap
+    kind: str = "lines"  # lines | heatmap | bars
     xlog: bool = False   # base 2: n and thread counts double
     ylog: bool = False
     xlog10: bool = False  # base 10, for quantities that do not double (error bounds)
-    categories: list = None  # column labels of a heatmap
+    categories: list = None  # column labels of a heatmap, groups of a bar chart
 
 
 @dataclass
@@ -387,9 +390,61 @@ def plot_error_growth(rows):
     return Plot("error_growth.png", "Error growth with n: E_M and its rule-A bound", panels)
 
 
+def low_precision_cells(rows):
+    """{(shape, threads): rows} of the cells measured in a type not all f32,
+    at the largest thread count those were measured at (the view a reader
+    of a low-precision run wants: all threads)."""
+    low = [r for r in measured(rows) if not ab.is_f32(r)]
+    if not low:
+        return {}
+    threads = max(r["threads"] for r in low)
+    cells = {(ab.shape_of(r), r["threads"]) for r in low if r["threads"] == threads}
+    groups = group_by([r for r in rows if (ab.shape_of(r), r["threads"]) in cells and
+                       not ab.is_peer(r)], lambda r: (ab.shape_of(r), r["threads"]))
+    return dict(sorted(groups.items(), key=lambda kv: ab.shape_sort_key(kv[1][0])))
+
+
+def type_bars(crows, value, ok_only):
+    """One bar series per variant over the cell's type labels (f32 first)."""
+    labels = sorted({ab.dtype_label(r) for r in crows}, key=ab.dtype_sort_key)
+    series = []
+    for variant in ab.variants_in(crows):
+        by_type = {ab.dtype_label(r): value(r) for r in crows if r["variant"] == variant and
+                   (not ok_only or (ab.is_ok(r) and ab.has_timing(r)))}
+        ys = [by_type.get(label) for label in labels]
+        if any(ab.is_finite(y) for y in ys):
+            series.append(Series(variant, labels, ys, variant=variant, style="bar"))
+    return labels, series
+
+
+def plot_low_precision(rows):
+    cells = low_precision_cells(rows)
+    if not cells:
+        return "no low-precision (f16/bf16) rows measured"
+    panels = []
+    for (_, threads), crows in cells.items():
+        title = f"{ab.shape_label(crows[0])}, {ab.plural_threads(threads)}"
+        labels, speed = type_bars(crows, lambda r: r["gflops"], ok_only=True)
+        panels.append(Panel(f"{title}: speed", "element types (Q, K/V, O)",
+                            "GFLOP/s (same work in every type)", speed, kind="bars",
+                            categories=labels))
+        # E_M of failed rows too: that is where accuracy matters most.
+        labels, err = type_bars(
+            [r for r in crows if not ab.is_skipped(r)],
+            lambda r: max(r["max_err_u"], ZERO_ERROR_FLOOR_U) if ab.is_finite(r["max_err_u"])
+            else None, ok_only=False)
+        panels.append(Panel(f"{title}: accuracy", "element types (Q, K/V, O)",
+                            "E_M (u = 2⁻²⁴)", err, kind="bars", ylog=True, categories=labels))
+    return Plot("low_precision.png",
+                "f32 against f16/bf16 inputs, per variant: speed (left) and max error E_M "
+                "(right, log); bf16kv / f16kv: f32 Q and O with a narrow KV cache",
+                panels, columns=2)
+
+
 def build_plots(rows):
     """(plots, skipped): Plot objects, and {filename: reason} for the rest."""
     builders = []
+    all_rows, rows = rows, ab.f32_rows(rows)
     views = thread_views(rows) or [1]
     per_thread = (
         ("gflops_vs_n", plot_gflops_vs_n), ("pct_peak", plot_pct_peak),
@@ -406,6 +461,7 @@ def build_plots(rows):
         ("decode_bandwidth.png", lambda: plot_decode_bandwidth(rows)),
         ("accuracy_bound.png", lambda: plot_accuracy_bound(rows)),
         ("error_growth.png", lambda: plot_error_growth(rows)),
+        ("low_precision.png", lambda: plot_low_precision(all_rows)),
     ]
     plots, skipped = [], {}
     for filename, build in builders:
@@ -495,6 +551,25 @@ def draw_heatmap(ax, panel):
     return image
 
 
+def draw_bars(ax, panel):
+    """Grouped bars: a group per category, a bar per series (variant)."""
+    n = max(len(panel.series), 1)
+    width = 0.8 / n
+    for i, s in enumerate(panel.series):
+        xs = [j + (i - (n - 1) / 2) * width for j in range(len(panel.categories))]
+        ys = [np.nan if v is None else v for v in s.y]
+        ax.bar(xs, ys, width=width, color=s.colour(), label=s.name, log=panel.ylog)
+    ax.set_xticks(range(len(panel.categories)))
+    ax.set_xticklabels(panel.categories)
+    if panel.ylog:
+        # Bars rise from a whole decade below the smallest, so their heights
+        # compare (an autoscaled bottom just under it makes it look like 0).
+        low = min((v for s in panel.series for v in s.y if ab.is_finite(v) and v > 0),
+                  default=1.0)
+        ax.set_ylim(bottom=10 ** math.floor(math.log10(low)))
+        plain_log_y(ax)
+
+
 def add_legend(fig, axes):
     """One legend for the figure: variants in their usual order, then the
     reference lines in the order drawn."""
@@ -524,6 +599,9 @@ def render(plot, subtitle, path, dpi):
     for ax, panel in zip(flat, plot.panels):
         if panel.kind == "heatmap":
             image = draw_heatmap(ax, panel)
+        elif panel.kind == "bars":
+            draw_bars(ax, panel)
+            ax.grid(True, axis="y", which="major", alpha=0.3)
         else:
             draw_lines(ax, panel)
             ax.grid(True, which="major", alpha=0.3)

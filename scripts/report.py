@@ -70,7 +70,7 @@ def section_roof_banner(rows):
     limits = sorted({"FMA peak" if r["limit"] == "fma" else "read bandwidth" for r in over})
     return [f"> **Roof exceeded: the peak under-measures this CPU.** {plural(len(over), 'row')} "
             f"ran above 100 % of their roof ({' and '.join(limits)}); the worst, "
-            f"`{worst['variant']}` at {ab.shape_label(worst)} on "
+            f"`{worst['variant']}` at {ab.shape_label(worst, with_types=True)} on "
             f"{ab.plural_threads(worst['threads'])}, at {ab.fmt_num(worst['pct_peak'])} %. "
             "A roof is an upper bound: these ratios are not fractions of anything until the "
             "roof is measured again (`attnbench peak`, then the matrix)."]
@@ -262,6 +262,51 @@ def section_best(rows):
             "", ab.format_table(header, table, markdown=True)]
 
 
+def low_precision_rows(rows):
+    """Variant rows (not peers) whose types are not all f32."""
+    return [r for r in rows if not ab.is_f32(r) and not ab.is_peer(r)]
+
+
+def section_low_precision(rows):
+    """Each variant's row in f16/bf16 beside its f32 row of the same cell:
+    the times, the speed-up, the % of roof and the errors side by side."""
+    low = low_precision_rows(rows)
+    if not low:
+        return []
+    f32 = {(r["variant"], ab.shape_of(r), r["threads"]): r for r in rows
+           if ab.is_f32(r) and not ab.is_peer(r)}
+    table = []
+    for r in sorted(low, key=lambda r: (ab.shape_sort_key(r), r["threads"],
+                                        ab.variant_sort_key(r["variant"]),
+                                        ab.dtype_sort_key(ab.dtype_label(r)))):
+        base = f32.get((r["variant"], ab.shape_of(r), r["threads"]))
+        timed = ab.is_ok(r) and ab.has_timing(r)
+        base_timed = base is not None and ab.is_ok(base) and ab.has_timing(base)
+        speedup = (f"{ab.fmt_num(base['time_ns_median'] / r['time_ns_median'])}×"
+                   if timed and base_timed else "–")
+        table.append([
+            ab.shape_label(r), r["threads"], r["variant"], ab.dtype_label(r),
+            ab.fmt_time_ns(r["time_ns_median"]) if timed else "–",
+            ab.fmt_time_ns(base["time_ns_median"]) if base_timed else "–", speedup,
+            ab.fmt_num(r["pct_peak"]) if timed else "–",
+            ab.fmt_num(base["pct_peak"]) if base_timed else "–",
+            ab.fmt_num(r["max_err_u"]), ab.fmt_num(base["max_err_u"]) if base else "–",
+            ab.status_text(r)])
+    header = ["shape", "threads", "variant", "types", "time", "f32 time", "speed-up over f32",
+              "% of roof", "f32 % of roof", "E_M (u)", "f32 E_M (u)", "status"]
+    return ["## Low precision (f16/bf16)", "",
+            "Each variant's cell with f16/bf16 tensors beside its own f32 row of the same "
+            "shape and thread count. Types: `bf16`/`f16` are Q, K/V and O of that type; "
+            "`bf16kv`/`f16kv` f32 Q and O with a narrow KV cache. The inputs are the f32 "
+            "ones rounded to nearest even; E_M is against the double reference on those "
+            "rounded inputs, in u = 2⁻²⁴ as for f32 (an f16/bf16 O alone costs up to "
+            "2⁻¹¹ or 2⁻⁸ of it), judged by the rules of O's type. `% of roof` counts the "
+            "bytes each type really moves (2 per f16/bf16 element), so a narrow KV cache "
+            "decode is judged against the same read roof as f32. The best-variant, "
+            "accuracy and answer tables above are f32 only.",
+            "", ab.format_table(header, table, markdown=True)]
+
+
 def accuracy_status(vrows):
     failed = [r for r in vrows if ab.is_failed(r)]
     skipped = [r for r in vrows if ab.is_skipped(r)]
@@ -289,6 +334,7 @@ def accuracy_row(variant, vrows):
 
 
 def section_accuracy(rows):
+    rows = ab.f32_rows(rows)  # low-precision errors are another scale: their own section
     table = [accuracy_row(v, [r for r in rows if r["variant"] == v]) for v in ab.variants_in(rows)]
     header = ["variant", "cases", "max E_M (u)", "rule-A bound there (u)", "worst E_M / bound",
               "status"]
@@ -305,7 +351,8 @@ def section_not_ok(rows):
                  key=lambda r: (ab.variant_sort_key(r["variant"]), cell_sort_key(r)))
     if not bad:
         return []
-    table = [[r["variant"], ab.shape_label(r), r["threads"], ab.status_text(r)] for r in bad]
+    table = [[r["variant"], ab.shape_label(r, with_types=True), r["threads"], ab.status_text(r)]
+             for r in bad]
     return ["## Cells not measured or failing", "",
             ab.format_table(["variant", "shape", "threads", "status"], table, markdown=True)]
 
@@ -355,9 +402,10 @@ def build_report(results, out_path, plots_dir):
         section_notes(out_dir),
         section_machine(results.meta),
         section_peaks(results.meta, results.rows),
-        section_best(results.rows),
-        section_peers(results.rows),
+        section_best(ab.f32_rows(results.rows)),
+        section_peers(ab.f32_rows(results.rows)),
         section_accuracy(results.rows),
+        section_low_precision(results.rows),
         section_not_ok(results.rows),
         section_plots(os.path.abspath(plots_dir), out_dir),
         section_files(out_dir),

@@ -3,13 +3,16 @@
 # SIGINT after the first rows -> exit 130 and whole rows only; SIGKILL ->
 # whole rows only, and --resume completes them; a torn last
 # line (a kill mid-write) is dropped on --resume; --resume finishes without
-# duplicates; a foreign CSV is refused with exit 2.
+# duplicates; the element types are part of a row's identity (an f32 row
+# never stands for a bf16kv cell of the same shape); a foreign CSV is
+# refused with exit 2.
 #   test_matrix_resume.sh ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR
 set -u
 attnbench=$1 python=$2 checker=$3 peak=$4 dir=$5
 mkdir -p "$dir"
 cd "$dir" || exit 1
-rm -f full.csv full.meta.json cut.csv cut.meta.json killed.csv killed.meta.json foreign.csv
+rm -f full.csv full.meta.json cut.csv cut.meta.json killed.csv killed.meta.json foreign.csv \
+    typed.csv typed.meta.json old.csv
 fail=0
 note() { echo "FAILED: $*"; fail=1; }
 common=(--preset test --peak "$peak")
@@ -72,6 +75,32 @@ grep -q "already in cut.csv" resume.log || note "resume did not count existing r
 "$attnbench" matrix "${common[@]}" --out cut.csv --resume >again.log 2>&1 || note "second resume failed"
 grep -q "0 cells to run" again.log || note "second resume ran cells: $(head -1 again.log)"
 "$python" "$checker" same-keys full.csv cut.csv || fail=1
+
+# The types are part of the cell: f32 rows done, --dtype f32,bf16kv resumes
+# to run exactly the bf16kv cells, each once, beside its f32 row.
+typed=(--preset test --peak "$peak" --variant stream --threads 1 --repetitions 1 --min-time 0)
+"$attnbench" matrix "${typed[@]}" --dtype f32 --out typed.csv >typed.log 2>&1 || note "f32 run: $(tail -3 typed.log)"
+"$attnbench" matrix "${typed[@]}" --dtype f32,bf16kv --out typed.csv --resume >typed-resume.log 2>&1 ||
+    note "typed resume: $(tail -3 typed-resume.log)"
+grep -q "3 cells to run (3 already in typed.csv)" typed-resume.log ||
+    note "typed resume did not run just the bf16kv cells: $(grep 'cells to run' typed-resume.log)"
+"$python" - typed.csv <<'PY' || note "typed.csv: not one f32 and one bf16kv row per case"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+kinds = sorted((r["kv_dtype"], r["case"].endswith(",q=f32,kv=bf16,o=f32")) for r in rows)
+sys.exit(0 if kinds == [("bf16", True)] * 3 + [("f32", False)] * 3 else 1)
+PY
+"$python" "$checker" whole-rows typed.csv || fail=1
+
+# A file of the format before the element-type columns is refused, saying
+# so, and left as it was.
+cp "$(dirname "$checker")/scripts/fixtures/matrix.csv" old.csv
+"$attnbench" matrix "${common[@]}" --out old.csv --resume >old.log 2>&1
+code=$?
+((code == 2)) || note "pre-dtype CSV: exit $code, want 2"
+grep -q "old.csv' was written before the q_dtype, kv_dtype and o_dtype columns" old.log ||
+    note "pre-dtype CSV message: $(cat old.log)"
+cmp -s old.csv "$(dirname "$checker")/scripts/fixtures/matrix.csv" || note "the pre-dtype CSV was modified"
 
 # Resuming into a CSV that is not ours is refused.
 printf 'a,b,c\n1,2,3\n' >foreign.csv

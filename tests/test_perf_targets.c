@@ -2,7 +2,12 @@
  * same run exceeded: with every row the same, a target met against an
  * honest roof gets its check mark, and loses it (to "!", no verdict) as
  * soon as any row of the run is above 100 % of that roof; targets judged
- * by the other roof, or by ratios between rows, keep theirs. */
+ * by the other roof, or by ratios between rows, keep theirs.
+ *
+ * The low-precision targets: a narrow KV cache decode against the same
+ * variant's f32 row (>= 1.8x) and the read roof (>= 90 %), bf16/f16
+ * prefill no slower than f32; the f32 targets never read a low-precision
+ * row, however fast. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,17 @@ static attn_result_row row(const char *variant, int hq, int hkv, int n_q, int n_
     r.threads = threads;
     r.time_ns_median = ns;
     r.pct_peak = pct;
+    return r;
+}
+
+static const attn_types F16KV = {ATTN_F32, ATTN_F16, ATTN_F32};
+static const attn_types BF16KV = {ATTN_F32, ATTN_BF16, ATTN_F32};
+static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
+static const attn_types F16 = {ATTN_F16, ATTN_F16, ATTN_F16};
+
+static attn_result_row typed(attn_result_row r, const attn_types *t)
+{
+    r.types = *t;
     return r;
 }
 
@@ -99,5 +115,63 @@ int main(void)
     free(honest);
     free(low);
     free(both);
+
+    /* Low precision, each beside its f32 row. */
+    attn_result_row lp[16];
+    int m = 0;
+    lp[m++] = row("avx2", 32, 8, 1, 32768, 128, 0, 2, 10e6, 70.0, "bandwidth");
+    lp[m++] = typed(row("avx2", 32, 8, 1, 32768, 128, 0, 2, 5e6, 95.0, "bandwidth"), &F16KV);
+    lp[m++] = typed(row("avx2", 32, 8, 1, 32768, 128, 0, 2, 6e6, 92.0, "bandwidth"), &BF16KV);
+    /* Faster still, but with no f32 row to be a ratio of: the roof line's
+     * row, never the ratio's. */
+    lp[m++] = typed(row("stream", 32, 8, 1, 32768, 128, 0, 2, 4e6, 88.0, "bandwidth"), &BF16KV);
+    lp[m++] = row("avx2", 8, 8, 4096, 4096, 128, 0, 2, 1e8, 60.0, "fma");
+    lp[m++] = typed(row("avx2", 8, 8, 4096, 4096, 128, 0, 2, 0.95e8, 99.0, "fma"), &BF16);
+    lp[m++] = typed(row("avx2", 8, 8, 4096, 4096, 128, 0, 2, 1.1e8, 55.0, "fma"), &F16);
+    char *typed_report = report(lp, m);
+    const char *r = typed_report;
+    CHECK(&t, line_has(r, "decode f16kv 1x32768 vs f32, 2 threads", "\u2713"),
+          "f16kv at 2x the f32 speed meets 1.8x\n%s", r);
+    CHECK(&t, strstr(r, "2.00x (avx2: 5 vs 10 ms)") != NULL, "the ratio with both times\n%s", r);
+    CHECK(&t, line_has(r, "decode f16kv 1x32768, 2 threads", "\u2713"),
+          "95%% of the read roof meets 90%%\n%s", r);
+    CHECK(&t, line_has(r, "decode bf16kv 1x32768 vs f32, 2 threads", "\u2717"),
+          "bf16kv at 1.67x the same variant's f32 speed misses 1.8x (stream, faster, has no "
+          "f32 row)\n%s",
+          r);
+    CHECK(&t,
+          line_has(r, "decode bf16kv 1x32768, 2 threads", "\u2717") &&
+              strstr(r, "88.0% of read bandwidth (stream)") != NULL,
+          "the roof line takes the fastest bf16kv row: stream's 88%% misses 90%%\n%s", r);
+    CHECK(&t, line_has(r, "prefill bf16 n=4096 d128 vs f32, 2 threads", "\u2713"),
+          "bf16 prefill 1.05x f32 is no slower\n%s", r);
+    CHECK(&t, line_has(r, "prefill f16 n=4096 d128 vs f32, 2 threads", "\u2717"),
+          "f16 prefill at 0.91x f32 is slower: a miss\n%s", r);
+    CHECK(&t,
+          line_has(r, "decode 1x32768 Hq32/Hkv8 d128, 2 threads", "\u2717") &&
+              strstr(r, "70.0% of read bandwidth (avx2)") != NULL,
+          "the f32 decode target reads the f32 row only (70%%), not the faster f16kv one\n%s", r);
+    CHECK(&t,
+          line_has(r, "prefill n=4096 h8 d128, 2 threads", "\u2717") &&
+              strstr(r, "60.0% of FMA peak (avx2)") != NULL,
+          "the f32 prefill target reads the f32 row only (60%%), not bf16's 99%%\n%s", r);
+    free(typed_report);
+
+    /* Without the f32 decode row there is no ratio to judge. */
+    char *no_f32 = report(lp + 1, m - 1);
+    CHECK(&t, line_has(no_f32, "decode f16kv 1x32768 vs f32, 2 threads", "-"),
+          "no f32 row: not measured\n%s", no_f32);
+    free(no_f32);
+
+    /* A read roof exceeded: the narrow-KV roof lines give no verdict, their
+     * ratios to f32 keep theirs. */
+    lp[m] = row("avx2", 32, 8, 1, 4096, 128, 0, 1, 1e5, 112.0, "bandwidth");
+    lp[m++].roof_exceeded = 1;
+    char *over = report(lp, m);
+    CHECK(&t, line_has(over, "decode f16kv 1x32768, 2 threads", "!"),
+          "read roof exceeded: no verdict on %% of it\n%s", over);
+    CHECK(&t, line_has(over, "decode f16kv 1x32768 vs f32, 2 threads", "\u2713"),
+          "a ratio between rows needs no roof\n%s", over);
+    free(over);
     return check_report("perf_targets", &t);
 }

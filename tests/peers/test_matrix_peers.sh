@@ -45,9 +45,12 @@ if [[ $mode == fake ]]; then
     FAKE_PEER_MODE=skipper run skipper --peers onnxruntime --peer-python sh --peer-worker "$extra"
     check "a peer that cannot do the problem: skipped with its reason" rows skipper.csv \
         'len(peer) == 3 and all(r["status"] == "skipped" and r["reason"] for r in peer)'
+    FAKE_PEER_MODE=fake run typed --peers torch --peer-python sh --peer-worker "$extra" --dtype f32,bf16
+    check "peers run f32 only: a bf16 cell is a skipped peer row saying so" rows typed.csv \
+        'len(peer) == 6 and all((r["status"] == "skipped" and r["reason"] == "peers run float32 only") == (r["q_dtype"] == "bf16") for r in peer)'
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=8
+    total=9
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0

@@ -13,7 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
 FIXTURES = os.path.join(HERE, "fixtures")
-MATRIX = os.path.join(FIXTURES, "matrix.csv")
+MATRIX = os.path.join(FIXTURES, "matrix.csv")  # the format before the element-type columns
+MATRIX_DTYPES = os.path.join(FIXTURES, "matrix_dtypes.csv")  # f32 beside f16/bf16 rows
 PAIR_A = os.path.join(FIXTURES, "pair_a.csv")
 PAIR_B = os.path.join(FIXTURES, "pair_b.csv")
 

@@ -49,9 +49,12 @@ class PlotMatrix(unittest.TestCase):
 
     def test_every_expected_plot_is_drawn(self):
         self.assertEqual(set(self.record["plots"]), EXPECTED_PNGS)
-        # The fixture has no peer rows: only the peers' plots are left out, saying why.
-        self.assertEqual(set(self.record["skipped"]), {"vs_peers_t1.png", "vs_peers_t2.png"})
+        # The fixture has no peer rows and no f16/bf16 rows: only those plots are
+        # left out, saying why.
+        self.assertEqual(set(self.record["skipped"]),
+                         {"vs_peers_t1.png", "vs_peers_t2.png", "low_precision.png"})
         self.assertIn("--peers", self.record["skipped"]["vs_peers_t1.png"])
+        self.assertIn("no low-precision", self.record["skipped"]["low_precision.png"])
 
     def test_pngs_are_real_pictures(self):
         for name in EXPECTED_PNGS:
@@ -217,7 +220,8 @@ class PlotPartialData(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             record = h.load_json(os.path.join(tmp, "out", "plots.json"))
             self.assertEqual(set(record["skipped"]),
-                             {"thread_scaling.png", "decode_bandwidth.png", "vs_peers_t1.png"})
+                             {"thread_scaling.png", "decode_bandwidth.png", "vs_peers_t1.png",
+                              "low_precision.png"})
             self.assertIn("note: skipped decode_bandwidth.png", proc.stderr)
             self.assertFalse(os.path.exists(os.path.join(tmp, "out", "decode_bandwidth.png")))
             self.assertIn("gflops_vs_n_t1.png", record["plots"])
