@@ -42,6 +42,12 @@ static inline int cols_per_tile(int ng)
 /* After the primitives and the tiles it is written against. */
 #include "flash_block_generic.h"
 
+/* The decode kernel reads f16 and bf16 K/V itself (f16 with F16C). */
+static int avx2_few_reads(int32_t kv_type)
+{
+    return kv_type != ATTN_F16 || (attn_cpu()->features & ATTN_CPU_F16C) != 0;
+}
+
 static const flash_geometry avx2_geometry = {
     .lanes = VEC_LANES,
     .max_rows = VEC_LANES * MAX_VECTORS,
@@ -49,6 +55,7 @@ static const flash_geometry avx2_geometry = {
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX2_DECODE_ROWS,
     .few_kernel = attn_avx2_decode_kernel,
+    .few_reads = avx2_few_reads,
 };
 
 static int avx2_workspace(const attn_problem *p, size_t *bytes)

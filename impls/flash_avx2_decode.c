@@ -12,9 +12,14 @@
  * K and V are each read front to back, once: two plain streams the
  * prefetchers keep at memory speed. Rows as lanes (the block kernel) would
  * leave 8 - R lanes idle and broadcast K element by element: at GQA decode
- * (R = 4) that ran at half the read roof. -mavx2 -mfma. */
+ * (R = 4) that ran at half the read roof. An f16/bf16 KV cache is read as
+ * it is, 8 elements per 16-byte load widened in registers (vcvtph2ps; a
+ * zero-extension and a 16-bit shift for bf16), so it moves half the bytes.
+ * -mavx2 -mfma -mf16c (the f16 copies run only where the CPU has F16C:
+ * flash_avx2.c's few_reads). */
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "flash_avx2_decode.h"
 #include "simd_avx2.h"
@@ -49,10 +54,46 @@ FLASH_INLINE __m256 fold_rows_sum(__m256 x, const int R)
     return x;
 }
 
-/* acc[i·R + r] += q_r[c..c+8) · k_i[c..c+8); `tail` (n lanes) for the last
- * columns of d_k: K past d_k is the next key's row (maybe NaN), never read. */
-FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32_t c, int tail,
-                               const int R, __m256 *acc)
+/* The tile's K or V (T: their element type; staged blocks are f32) and 8
+ * of their elements from element e, widened to f32 (exact). */
+FLASH_INLINE const void *kv_base(const flash_tile *t, int is_v, const int T)
+{
+    if (T == ATTN_F32)
+        return is_v ? (const void *)t->v : (const void *)t->k;
+    return is_v ? t->v_src : t->k_src;
+}
+
+FLASH_INLINE __m256 load8(const void *base, size_t e, const int T)
+{
+    if (T == ATTN_F32)
+        return _mm256_loadu_ps((const float *)base + e);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)base + e));
+    if (T == ATTN_F16)
+        return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* The first n < 8 of them, zero past: what lies beyond is the next row. */
+FLASH_INLINE __m256 load_tail(const void *base, size_t e, int n, const int T)
+{
+    if (T == ATTN_F32)
+        return _mm256_maskload_ps((const float *)base + e, attn_tail_mask_avx2(n));
+    uint16_t h[LANES] = {0};
+    memcpy(h, (const uint16_t *)base + e, sizeof h[0] * (size_t)n);
+    return load8(h, 0, T);
+}
+
+/* Byte address of element e, for prefetching. */
+FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
+{
+    return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
+}
+
+/* acc[i·R + r] += q_r[c..c+8) · k_i[c..c+8) (key i's row from element
+ * k[i] of kb); `tail` (n lanes) for the last columns of d_k: K past d_k is
+ * the next key's row (maybe NaN), never read. */
+FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t *k, int32_t c,
+                               int tail, const int R, const int T, __m256 *acc)
 {
     const int kg = LANES / R;
     /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
@@ -62,9 +103,9 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32
         q[r] = _mm256_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
         if (!t->staged)
-            _mm_prefetch((const char *)(k[i] + c) + FEW_PREFETCH, _MM_HINT_T0);
-        __m256 kv = tail == LANES ? _mm256_loadu_ps(k[i] + c)
-                                  : _mm256_maskload_ps(k[i] + c, attn_tail_mask_avx2(tail));
+            _mm_prefetch(byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
+        __m256 kv = tail == LANES ? load8(kb, k[i] + (size_t)c, T)
+                                  : load_tail(kb, k[i] + (size_t)c, tail, T);
         for (int r = 0; r < R; r++)
             acc[i * R + r] =
                 _mm256_fmadd_ps(R <= 4 ? q[r & 3] : _mm256_load_ps(t->q + (size_t)r * t->ld + c),
@@ -72,23 +113,25 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32
     }
 }
 
-/* Unscaled scores of the 8/R keys from k0 (nk of them real: the rest repeat
- * the last, so reads stay in the block) with the R rows, lane i·R + r. */
-FLASH_INLINE __m256 few_group_scores(const flash_tile *t, const float *k0, int32_t nk, const int R)
+/* Unscaled scores of the 8/R keys from key j (nk of them real: the rest
+ * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
+FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
+                                     const int T)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
-    const float *k[LANES];
+    const void *kb = kv_base(t, 0, T);
+    size_t k[LANES];
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
-        k[i] = k0 + (size_t)min32(i, nk - 1) * d_k;
+        k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
     for (int n = 0; n < LANES; n++)
         acc[n] = _mm256_setzero_ps();
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
-        few_dot_step(t, k, c, LANES, R, acc);
+        few_dot_step(t, kb, k, c, LANES, R, T, acc);
     if (c < d_k)
-        few_dot_step(t, k, c, d_k - c, R, acc);
+        few_dot_step(t, kb, k, c, d_k - c, R, T, acc);
     return attn_hsum8_avx2(acc);
 }
 
@@ -96,11 +139,10 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, const float *k0, int32
  * `last` lanes): alpha, then the block's weighted V rows. */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, int last, const int R,
-                                 const int masked, const float *alpha, int rescale)
+                                 const int T, const int masked, const float *alpha, int rescale)
 {
     const int32_t d_v = t->d_v;
     __m256 a[FEW_ROWS][4];
-    const __m256i last_mask = attn_tail_mask_avx2(last);
     for (int r = 0; r < rp; r++) {
         const float *src = t->acc_rm + (size_t)(r0 + r) * t->ld + LANES * z0;
         for (int z = 0; z < nz; z++) {
@@ -109,16 +151,17 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
                 a[r][z] = _mm256_mul_ps(a[r][z], _mm256_set1_ps(alpha[r0 + r]));
         }
     }
-    const float *vr = flash_v_row(t, j0) + LANES * z0;
+    const void *vb = kv_base(t, 1, T);
+    size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
-    for (int32_t j = 0; j < nb; j++, vr += d_v, p += R) {
+    for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         __m256 v[4];
         if (r0 == 0 && !t->staged)
             for (int z = 0; z < nz; z++)
-                _mm_prefetch((const char *)(vr + LANES * z) + FEW_PREFETCH, _MM_HINT_T0);
+                _mm_prefetch(byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
         for (int z = 0; z < nz; z++)
-            v[z] = z == nz - 1 && last < LANES ? _mm256_maskload_ps(vr + LANES * z, last_mask)
-                                               : _mm256_loadu_ps(vr + LANES * z);
+            v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
+                                               : load8(vb, vr + LANES * z, T);
         for (int r = 0; r < rp; r++) {
             /* A hidden key never touches the row (its V may be NaN). */
             if (masked && j0 + j >= t->seen[r0 + r])
@@ -138,33 +181,35 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
 /* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: at
  * most 8 accumulators, nz V vectors and a broadcast in the 16 ymm. */
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
-                                const int nz, int last, const int R, const int masked,
+                                const int nz, int last, const int R, const int T, const int masked,
                                 const float *alpha, int rescale)
 {
     const int rp_max = nz > 2 ? 2 : nz > 1 ? 4 : 8;
     const int rp = R < rp_max ? R : rp_max;
     for (int32_t r0 = 0; r0 < R; r0 += rp)
-        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, masked, alpha, rescale);
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
 }
 
-FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int masked,
-                         const float *alpha, int rescale)
+FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
+                         const int masked, const float *alpha, int rescale)
 {
     const int32_t nzv = (t->d_v + LANES - 1) / LANES;
     const int lastn = t->d_v - LANES * (nzv - 1);
     int32_t z0 = 0;
     for (; z0 + 4 <= nzv; z0 += 4)
-        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha,
+                      rescale);
     if (z0 + 2 <= nzv) {
-        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha,
+                      rescale);
         z0 += 2;
     }
     if (z0 < nzv)
-        few_rows_pass(t, j0, nb, z0, 1, lastn, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale);
 }
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
-FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R,
+FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                             const int masked, __m256 *m, __m256 *l)
 {
     const int kg = LANES / R;
@@ -176,7 +221,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                     _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1)));
     __m256 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m256 s = few_group_scores(t, flash_k_row(t, j0 + jj), nb - jj, R);
+        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T);
         __m256i jv = _mm256_add_epi32(key, _mm256_set1_epi32(j0 + jj));
         __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(j0 + nb), jv);
         if (masked)
@@ -202,10 +247,10 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     *l = _mm256_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
     float alpha_r[LANES] __attribute__((aligned(32)));
     _mm256_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
-    few_pv(t, j0, nb, R, masked, alpha_r, rescale);
+    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale);
 }
 
-FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
+FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T)
 {
     const __m256i row = _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1));
     const __m256i rows = attn_tail_mask_avx2(R);
@@ -214,45 +259,43 @@ FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = min32(t->kv_block, t->kv_end - j0);
         if (t->seen_min >= j0 + nb)
-            few_block(t, j0, nb, R, 0, &m, &l);
+            few_block(t, j0, nb, R, T, 0, &m, &l);
         else
-            few_block(t, j0, nb, R, 1, &m, &l);
+            few_block(t, j0, nb, R, T, 1, &m, &l);
     }
     _mm256_maskstore_ps(t->m, rows, m);
     _mm256_maskstore_ps(t->l, rows, l);
 }
 
-static void few_kernel_1(const flash_tile *t)
-{
-    few_blocks(t, 1);
-}
-static void few_kernel_2(const flash_tile *t)
-{
-    few_blocks(t, 2);
-}
-static void few_kernel_4(const flash_tile *t)
-{
-    few_blocks(t, 4);
-}
-static void few_kernel_8(const flash_tile *t)
-{
-    few_blocks(t, 8);
-}
+/* The instances: rows 1, 2, 4, 8 x K/V in f32 (or staged), f16, bf16. */
+#define FEW_KERNEL(R, T, name)                                                                     \
+    static void name(const flash_tile *t)                                                          \
+    {                                                                                              \
+        few_blocks(t, R, T);                                                                       \
+    }
+FEW_KERNEL(1, ATTN_F32, few_1_f32)
+FEW_KERNEL(2, ATTN_F32, few_2_f32)
+FEW_KERNEL(4, ATTN_F32, few_4_f32)
+FEW_KERNEL(8, ATTN_F32, few_8_f32)
+FEW_KERNEL(1, ATTN_F16, few_1_f16)
+FEW_KERNEL(2, ATTN_F16, few_2_f16)
+FEW_KERNEL(4, ATTN_F16, few_4_f16)
+FEW_KERNEL(8, ATTN_F16, few_8_f16)
+FEW_KERNEL(1, ATTN_BF16, few_1_bf16)
+FEW_KERNEL(2, ATTN_BF16, few_2_bf16)
+FEW_KERNEL(4, ATTN_BF16, few_4_bf16)
+FEW_KERNEL(8, ATTN_BF16, few_8_bf16)
+
+static const flash_kernel few_kernels[ATTN_DTYPE_COUNT][4] = {
+    [ATTN_F32] = {few_1_f32, few_2_f32, few_4_f32, few_8_f32},
+    [ATTN_F16] = {few_1_f16, few_2_f16, few_4_f16, few_8_f16},
+    [ATTN_BF16] = {few_1_bf16, few_2_bf16, few_4_bf16, few_8_bf16},
+};
 
 void attn_avx2_decode_kernel(const flash_tile *t)
 {
-    switch (t->rows) {
-    case 1:
-        few_kernel_1(t);
-        break;
-    case 2:
-        few_kernel_2(t);
-        break;
-    case 4:
-        few_kernel_4(t);
-        break;
-    default:
-        few_kernel_8(t);
-        break;
-    }
+    /* A staged block is f32 whatever the tensors' type. */
+    const int32_t type = t->staged ? ATTN_F32 : t->kv_type;
+    const int rows = t->rows == 1 ? 0 : t->rows == 2 ? 1 : t->rows == 4 ? 2 : 3;
+    few_kernels[type][rows](t);
 }

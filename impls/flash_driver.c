@@ -101,7 +101,10 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
     pl->scores_at = carve(&end, (size_t)g->kv_block * r);
     pl->state_at = carve(&end, pl->state_floats);
-    if (p->types.kv != ATTN_F32) {
+    /* Narrow K/V are staged a block at a time, except for a few kernel
+     * that reads them itself. */
+    int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
+    if (p->types.kv != ATTN_F32 && !direct) {
         pl->stage_keys = g->kv_block;
         pl->kstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_k);
         pl->vstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_v);
@@ -304,8 +307,11 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .seen_min = seen_min,
         .seen = seen,
         .qt = pl->few ? NULL : qt,
-        .k = pl->stage_keys ? NULL : attn_k_head(p, t.b, t.kv_head * p->group),
-        .v = pl->stage_keys ? NULL : attn_v_head(p, t.b, t.kv_head * p->group),
+        .k = p->types.kv != ATTN_F32 ? NULL : attn_k_head(p, t.b, t.kv_head * p->group),
+        .v = p->types.kv != ATTN_F32 ? NULL : attn_v_head(p, t.b, t.kv_head * p->group),
+        .k_src = attn_k_head(p, t.b, t.kv_head * p->group),
+        .v_src = attn_v_head(p, t.b, t.kv_head * p->group),
+        .kv_type = p->types.kv,
         .m = state,
         .l = state + pl->rows,
         .acc = pl->few ? NULL : state + pl->acc_at,

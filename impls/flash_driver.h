@@ -71,6 +71,10 @@ typedef struct flash_geometry {
      * the CPU has it) and hands the kernel that block, so the kernels read
      * f32 only and a tensor is never converted whole. */
     attn_widen_fn widen;
+    /* 1 when few_kernel reads K/V of this type itself (tile.k_src, kv_type)
+     * on this CPU, converting in registers as it streams them: then the
+     * driver does not stage them. NULL: the few kernel reads f32 only. */
+    int (*few_reads)(int32_t kv_type);
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
@@ -99,6 +103,11 @@ struct flash_tile {
     const float *v; /* [n_kv - kv_row0][d_v] */
     int32_t kv_row0;
     int32_t staged; /* 1: k and v hold only the block being folded */
+    /* The head's K and V as the caller gave them, elements of kv_type: a
+     * few kernel whose geometry's few_reads says so reads these (k and v
+     * are NULL then); others ignore them. */
+    const void *k_src, *v_src;
+    int32_t kv_type;
     /* Running state, updated in place. Starts m = -inf, l = 0, acc = 0. */
     float *m;      /* [rows] max of the scaled scores folded in so far */
     float *l;      /* [rows] sum of exp(s - m) */

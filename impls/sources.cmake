@@ -33,8 +33,10 @@ foreach(line ${ATTN_VARIANT_LINES})
 endforeach()
 # Only the intrinsics files get ISA flags: per ISA its block kernels, its
 # decode kernel and its exp over arrays.
-set_source_files_properties(impls/flash_avx2.c impls/flash_avx2_decode.c impls/exp_avx2.c
+set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+# avx2's decode kernel also reads f16 K/V (F16C, used only when present).
+set_source_files_properties(impls/flash_avx2_decode.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
 # f16/bf16 widened in registers, chosen at run time (attn_widen_best).
 set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
