@@ -22,9 +22,11 @@ typedef struct verify_opts {
     regex_t filter;
     int has_filter;
     int verbose;
-    /* The --dtype axis: the element types each case runs in (default f32). */
+    /* The --dtype axis: the element types each case runs in. Without it,
+     * f32 in "P in f32" only: verify's output from before the types. */
     attn_types dtypes[ATTN_DTYPE_AXIS_MAX];
     int n_dtypes;
+    int all_classes;
 } verify_opts;
 
 typedef struct verify_tally {
@@ -50,7 +52,8 @@ static void verify_help(void)
            "                   cache), all (those five). Each case runs in every precision\n"
            "                   class the variant declares (P in f32, P rounded to bf16/f16),\n"
            "                   rule B against naive in the same types and class; the line\n"
-           "                   names them (q=,kv=,o=, p=)\n"
+           "                   names them (q=,kv=,o=, p=). Without --dtype: f32 and\n"
+           "                   P in f32 only\n"
            "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3; \n"
            "                   huge-logit cases always run at least 32: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
@@ -149,11 +152,11 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
 
 /* The classes verify runs v in, P in f32 first; 0 when v does not take
  * the types (`why` says which field). */
-static int verify_classes(const attn_variant *v, const attn_types *types, int32_t out[3], char *why,
-                          size_t cap)
+static int verify_classes(const attn_variant *v, const attn_types *types, int all_classes,
+                          int32_t out[3], char *why, size_t cap)
 {
     static const int32_t order[3] = {ATTN_F32, ATTN_BF16, ATTN_F16};
-    const uint32_t classes = attn_variant_p_rounds(v);
+    const uint32_t classes = all_classes ? attn_variant_p_rounds(v) : ATTN_DTYPE_BIT(ATTN_F32);
     int n = 0;
     for (int i = 0; i < 3; i++) {
         const attn_run_options opt = {*types, order[i]};
@@ -181,7 +184,8 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
     int n_classes[ATTN_DTYPE_AXIS_MAX];
     for (int d = 0; d < o->n_dtypes; d++) {
         char why[200];
-        n_classes[d] = verify_classes(v, &o->dtypes[d], classes[d], why, sizeof why);
+        n_classes[d] =
+            verify_classes(v, &o->dtypes[d], o->all_classes, classes[d], why, sizeof why);
         if (n_classes[d] == 0) {
             const attn_types *t = &o->dtypes[d];
             printf("SKIP impl=%s (every case),q=%s,kv=%s,o=%s: skipped: %s\n", v->name,
@@ -259,6 +263,7 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
             if (r < 0 || add_dtypes(o, value) != 0)
                 return -1;
+            o->all_classes = 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--seeds", &value)) != 0) {
             if (r < 0 || cli_parse_long("verify", "--seeds", value, 3, 1000, &o->seeds) != 0)
                 return -1;
