@@ -1,7 +1,9 @@
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "cpu_features.h"
+#include "dtype.h"
 #include "machine.h"
 #include "variant.h"
 
@@ -9,9 +11,45 @@ static void list_help(void)
 {
     printf("usage: attnbench list [--slug | --names]\n\n"
            "Lists every variant with its description and whether this CPU runs it\n"
-           "(or 'skipped: needs FEATURE'), then the detected and hidden CPU features.\n"
+           "(or 'skipped: needs FEATURE'); below each, the element types it takes\n"
+           "for Q, K/V and O and how (widened on load, or an f32 kernel the\n"
+           "dispatcher widens for), its precision classes and denormals-are-zero\n"
+           "when declared; then the detected and hidden CPU features.\n"
            "  --slug   print only the machine slug used for results/<slug>/ and exit\n"
            "  --names  print only the variant names, one a line, in table order\n");
+}
+
+/* "f32|f16|bf16": the types of a set, in attn_dtype order. */
+static void type_set(uint32_t set, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int32_t t = 0; t < ATTN_DTYPE_COUNT; t++)
+        if (set & ATTN_DTYPE_BIT(t)) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, cap - n, "%s%s", n ? "|" : "", attn_dtype_name(t));
+        }
+}
+
+/* The variant's types, how they reach its kernel, its classes (P in f32
+ * first, as verify runs them) and DAZ: the second line of its entry. */
+static void print_types(const attn_variant *v)
+{
+    char q[32], kv[32], o[32], classes[96] = "";
+    type_set(attn_variant_type_set(v->q_types), q, sizeof q);
+    type_set(attn_variant_type_set(v->kv_types), kv, sizeof kv);
+    type_set(attn_variant_type_set(v->o_types), o, sizeof o);
+    static const int32_t order[3] = {ATTN_F32, ATTN_BF16, ATTN_F16};
+    for (int i = 0; i < 3; i++)
+        if (attn_variant_p_rounds(v) & ATTN_DTYPE_BIT(order[i])) {
+            size_t n = strlen(classes);
+            snprintf(classes + n, sizeof classes - n, "%s%s%s", n ? ", " : "",
+                     order[i] == ATTN_F32 ? "P in f32" : "P rounded to ",
+                     order[i] == ATTN_F32 ? "" : attn_dtype_name(order[i]));
+        }
+    printf("%-8s types: q %s, kv %s, o %s (%s); classes: %s%s\n", "", q, kv, o,
+           v->widening == ATTN_WIDEN_ON_LOAD ? "widened on load"
+                                             : "f32 kernel: the dispatcher widens",
+           classes, v->denormals_are_zero ? "; denormals-are-zero" : "");
 }
 
 int cmd_list(int argc, char **argv)
@@ -55,6 +93,7 @@ int cmd_list(int argc, char **argv)
             snprintf(status, sizeof status, "skipped: needs %s", missing);
         }
         printf("%-8s %-26s %s\n", v->name, status, v->description);
+        print_types(v);
     }
     char buf[256];
     printf("\ncpu: %s (%d logical CPUs, slug %s)\n", m.model, m.cores, m.slug);

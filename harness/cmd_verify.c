@@ -9,6 +9,7 @@
 #include "accuracy.h"
 #include "cases.h"
 #include "cli.h"
+#include "dtype.h"
 #include "variant.h"
 
 enum { MAX_VARIANTS = 32 };
@@ -21,6 +22,11 @@ typedef struct verify_opts {
     regex_t filter;
     int has_filter;
     int verbose;
+    /* The --dtype axis: the element types each case runs in. Without it,
+     * f32 in "P in f32" only: verify's output from before the types. */
+    attn_types dtypes[ATTN_DTYPE_AXIS_MAX];
+    int n_dtypes;
+    int all_classes;
 } verify_opts;
 
 typedef struct verify_tally {
@@ -30,7 +36,7 @@ typedef struct verify_tally {
 static void verify_help(void)
 {
     printf("usage: attnbench verify [--variant NAME]... [--cases quick|full|adversarial]...\n"
-           "                        [--seeds N] [--filter REGEX]\n\n"
+           "                        [--dtype LIST] [--seeds N] [--filter REGEX]\n\n"
            "Runs each variant this CPU supports on the correctness cases and checks it\n"
            "against the double-precision reference (ACCURACY.md): rule A (a-priori bound),\n"
            "rule B (max E_M <= 4 x naive's + 16u over the seeds), rule C (special values)\n"
@@ -41,45 +47,78 @@ static void verify_help(void)
            "  --cases SET      quick (default), full (adds GQA/MQA, cross, decode, odd sizes\n"
            "                   and each variant's tile-edge sweep), adversarial (ACCURACY.md's\n"
            "                   list) or growth (E_M against n_kv = 64 ... 16384) (repeatable)\n"
+           "  --dtype LIST     element types, comma-separated: f32 (default), bf16, f16 (Q, K/V\n"
+           "                   and O of that type), f16kv, bf16kv (f32 Q and O, a narrow KV\n"
+           "                   cache), all (those five). Each case runs in every precision\n"
+           "                   class the variant declares (P in f32, P rounded to bf16/f16),\n"
+           "                   rule B against naive in the same types and class; the line\n"
+           "                   names them (q=,kv=,o=, p=). Without --dtype: f32 and\n"
+           "                   P in f32 only\n"
            "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3; \n"
            "                   huge-logit cases always run at least 32: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");
 }
 
-/* Verifies one variant on one case over all seeds; prints its line. */
+/* The case in the types and class of one verify line. */
+static attn_case typed_case(const attn_case *c, const attn_types *types, int32_t p_round)
+{
+    attn_case t = *c;
+    t.types = *types;
+    t.p_round = p_round;
+    return t;
+}
+
+/* Runs `v`, and naive as rule B's yardstick in the same types and class,
+ * over the case's seeds; 0, or -1 with `why` set when a run failed. */
+static int run_seeds(const verify_opts *o, const attn_variant *v, const attn_case *c,
+                     attn_err_stats *total, attn_err_stats *naive_total, char *why, size_t cap)
+{
+    const attn_variant *naive = attn_find_variant("naive");
+    attn_case_buffers b;
+    attn_err_init(total);
+    attn_err_init(naive_total);
+    if (attn_case_buffers_alloc_typed(&b, &c->shape, &c->types) != 0) {
+        attn_case_buffers_free(&b);
+        snprintf(why, cap, "cannot allocate the case's buffers");
+        return -1;
+    }
+    int rc = 0;
+    const long seeds = o->seeds > attn_case_min_seeds(c) ? o->seeds : attn_case_min_seeds(c);
+    for (long seed = 1; rc == 0 && seed <= seeds; seed++) {
+        attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
+        attn_err_stats st, naive_st;
+        /* naive against itself needs one run: the same call, the same bits. */
+        if (naive && naive != v) {
+            if (attn_verify_run_class(naive, &s, c->p_round, &b, &naive_st, why, cap) != 0) {
+                rc = -1; /* the yardstick itself failed: report it against this line */
+                break;
+            }
+            attn_err_merge(naive_total, &naive_st);
+        }
+        if (attn_verify_run_class(v, &s, c->p_round, &b, &st, why, cap) != 0) {
+            rc = -1;
+            break;
+        }
+        attn_err_merge(total, &st);
+        if (naive == v)
+            attn_err_merge(naive_total, &st);
+    }
+    attn_case_buffers_free(&b);
+    return rc;
+}
+
+/* Verifies one variant on one case in one type combination and class over
+ * all seeds; prints its line. */
 static void verify_case(const verify_opts *o, const attn_variant *v, const attn_case *c,
                         verify_tally *tally)
 {
-    const attn_variant *naive = attn_find_variant("naive");
     char name[256], why[400] = "";
     attn_case_name(v->name, c, name, sizeof name);
     if (o->has_filter && regexec(&o->filter, name, 0, NULL, 0) != 0)
         return;
-    attn_case_buffers b;
     attn_err_stats total, naive_total;
-    attn_err_init(&total);
-    attn_err_init(&naive_total);
-    int failed = 0;
-    if (attn_case_buffers_alloc(&b, &c->shape) != 0) {
-        snprintf(why, sizeof why, "cannot allocate the case's buffers");
-        failed = 1;
-    }
-    const long seeds = o->seeds > attn_case_min_seeds(c) ? o->seeds : attn_case_min_seeds(c);
-    for (long seed = 1; !failed && seed <= seeds; seed++) {
-        attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
-        attn_err_stats st, naive_st;
-        if (naive && attn_verify_run(naive, &s, &b, &naive_st, why, sizeof why) != 0) {
-            failed = 1; /* the yardstick itself failed: report it against this line */
-            break;
-        }
-        attn_err_merge(&naive_total, &naive_st);
-        if (attn_verify_run(v, &s, &b, &st, why, sizeof why) != 0) {
-            failed = 1;
-            break;
-        }
-        attn_err_merge(&total, &st);
-    }
+    int failed = run_seeds(o, v, c, &total, &naive_total, why, sizeof why) != 0;
     if (!failed && total.failures) {
         snprintf(why, sizeof why, "%s", total.first_failure);
         failed = 1;
@@ -97,6 +136,10 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
         printf(" naive_E_M=%.2fu", naive_total.e_m);
     if (total.rows_skipped)
         printf(" inf_rows=%ld", total.rows_skipped);
+    /* The reference flushes only narrow inputs (f32 ones are never
+     * flushed): say so where it judged the instruction's definition. */
+    if (v->denormals_are_zero && (c->types.q != ATTN_F32 || c->types.kv != ATTN_F32))
+        printf(" (reference flushed subnormal inputs: the variant declares denormals-are-zero)");
     if (failed)
         printf("\n     %s", why);
     printf("\n");
@@ -105,7 +148,27 @@ static void verify_case(const verify_opts *o, const attn_variant *v, const attn_
         tally->failed++;
     else
         tally->passed++;
-    attn_case_buffers_free(&b);
+}
+
+/* The classes verify runs v in, P in f32 first; 0 when v does not take
+ * the types (`why` says which field). */
+static int verify_classes(const attn_variant *v, const attn_types *types, int all_classes,
+                          int32_t out[3], char *why, size_t cap)
+{
+    static const int32_t order[3] = {ATTN_F32, ATTN_BF16, ATTN_F16};
+    const uint32_t classes = all_classes ? attn_variant_p_rounds(v) : ATTN_DTYPE_BIT(ATTN_F32);
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        const attn_run_options opt = {*types, order[i]};
+        if ((classes & ATTN_DTYPE_BIT(order[i])) &&
+            attn_variant_check_types(v, &opt, why, cap) == ATTN_OK)
+            out[n++] = order[i];
+    }
+    if (n == 0) {
+        const attn_run_options opt = {*types, ATTN_F32};
+        attn_variant_check_types(v, &opt, why, cap);
+    }
+    return n;
 }
 
 static void verify_variant(const verify_opts *o, const attn_variant *v, verify_tally *tally)
@@ -116,6 +179,19 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
         printf("SKIP impl=%s (every case): skipped: needs %s\n", v->name, missing);
         tally->skipped++;
         return;
+    }
+    int32_t classes[ATTN_DTYPE_AXIS_MAX][3];
+    int n_classes[ATTN_DTYPE_AXIS_MAX];
+    for (int d = 0; d < o->n_dtypes; d++) {
+        char why[200];
+        n_classes[d] =
+            verify_classes(v, &o->dtypes[d], o->all_classes, classes[d], why, sizeof why);
+        if (n_classes[d] == 0) {
+            const attn_types *t = &o->dtypes[d];
+            printf("SKIP impl=%s (every case),q=%s,kv=%s,o=%s: skipped: %s\n", v->name,
+                   attn_dtype_name(t->q), attn_dtype_name(t->kv), attn_dtype_name(t->o), why);
+            tally->skipped++;
+        }
     }
     int32_t tiles[ATTN_MAX_TILES];
     const int n_tiles = attn_variant_tile_sizes(v, tiles);
@@ -129,9 +205,33 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
         }
         attn_case_list(o->sets[si], tiles, n_tiles, cases, n);
         for (int i = 0; i < n; i++)
-            verify_case(o, v, &cases[i], tally);
+            for (int d = 0; d < o->n_dtypes; d++)
+                for (int k = 0; k < n_classes[d]; k++) {
+                    const attn_case c = typed_case(&cases[i], &o->dtypes[d], classes[d][k]);
+                    verify_case(o, v, &c, tally);
+                }
         free(cases);
     }
+}
+
+/* --dtype LIST (repeatable): the lists' union, each combination once. */
+static int add_dtypes(verify_opts *o, const char *value)
+{
+    attn_types parsed[ATTN_DTYPE_AXIS_MAX];
+    char msg[160];
+    int n = attn_dtype_axis_parse(value, parsed, msg, sizeof msg);
+    if (n < 0) {
+        fprintf(stderr, "verify: %s\n", msg);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < o->n_dtypes; j++)
+            seen |= memcmp(&o->dtypes[j], &parsed[i], sizeof parsed[i]) == 0;
+        if (!seen && o->n_dtypes < ATTN_DTYPE_AXIS_MAX)
+            o->dtypes[o->n_dtypes++] = parsed[i];
+    }
+    return 0;
 }
 
 static int parse_verify_args(int argc, char **argv, verify_opts *o)
@@ -160,6 +260,10 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             }
             if (o->n_sets < 4)
                 o->sets[o->n_sets++] = (attn_case_set)set;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
+            if (r < 0 || add_dtypes(o, value) != 0)
+                return -1;
+            o->all_classes = 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--seeds", &value)) != 0) {
             if (r < 0 || cli_parse_long("verify", "--seeds", value, 3, 1000, &o->seeds) != 0)
                 return -1;
@@ -190,6 +294,8 @@ int cmd_verify(int argc, char **argv)
             o.variants[o.n_variants++] = attn_variant_table[i];
     if (o.n_sets == 0)
         o.sets[o.n_sets++] = CASES_QUICK;
+    if (o.n_dtypes == 0)
+        o.dtypes[o.n_dtypes++] = (attn_types){ATTN_F32, ATTN_F32, ATTN_F32};
     verify_tally tally = {0};
     for (int i = 0; i < o.n_variants; i++)
         verify_variant(&o, o.variants[i], &tally);

@@ -47,14 +47,15 @@ int attn_variant_check_types(const attn_variant *var, const attn_run_options *op
         const char *field;
         int32_t value;
         uint32_t taken;
-    } f[] = {{"q", opt->types.q, attn_variant_type_set(var->q_types)},
-             {"kv", opt->types.kv, attn_variant_type_set(var->kv_types)},
-             {"o", opt->types.o, attn_variant_type_set(var->o_types)},
+    } f[] = {{"types.q", opt->types.q, attn_variant_type_set(var->q_types)},
+             {"types.kv", opt->types.kv, attn_variant_type_set(var->kv_types)},
+             {"types.o", opt->types.o, attn_variant_type_set(var->o_types)},
+             /* the class is no field of attn_types: named as it is */
              {"p_round", opt->p_round, attn_variant_p_rounds(var)}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!attn_dtype_valid(f[i].value)) {
             if (msg)
-                snprintf(msg, cap, "types.%s = %d is not an attn_dtype (0 f32, 1 f16, 2 bf16)",
+                snprintf(msg, cap, "%s = %d is not an attn_dtype (0 f32, 1 f16, 2 bf16)",
                          f[i].field, (int)f[i].value);
             return ATTN_EINVAL;
         }

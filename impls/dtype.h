@@ -86,7 +86,7 @@ static inline uint16_t attn_f32_to_f16(float x)
     uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
     uint32_t a = b & 0x7FFFFFFFu;
     if (a > 0x7F800000u) /* NaN: quiet, top payload bits kept */
-        return (uint16_t)(sign | 0x7E00u | (a >> 13));
+        return (uint16_t)(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
     if (a >= 0x477FF000u) /* >= 65520 = 65504 + half an ulp: rounds to Inf */
         return (uint16_t)(sign | 0x7C00u);
     if (a < 0x38800000u) { /* below 2^-14: an f16 subnormal (or 0) */

@@ -95,6 +95,10 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
      * rounded once to its type, plus that type's underflow floor. */
     const double u_p = p_round ? attn_err_unit_roundoff(p_round) : 0.0;
     const double p_term = 2.0 * u_p / (1.0 - u_p);
+    /* A weight below t's smallest normal is off by up to t's underflow
+     * floor, absolute, not relative: at most n·floor·M_ic, the weights'
+     * normaliser being >= 1 (the row's top weight is exp(0) = 1). */
+    const double p_floor = p_round ? r->n_seen * attn_err_underflow_floor(p_round) : 0.0;
     const double u_o = o_type ? attn_err_unit_roundoff(o_type) : 0.0;
     const double o_floor = o_type ? attn_err_underflow_floor(o_type) : 0.0;
     for (int32_t c = 0; c < dv; c++) {
@@ -104,7 +108,8 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
                 fail(e, "C (NaN in v: column must be NaN)", b, h, i, c, o, got[c], 0.0);
             continue;
         }
-        const double b32 = weight_term * r->D[c] + k_terms * r->M[c] + p_term * r->D[c];
+        const double b32 =
+            weight_term * r->D[c] + k_terms * r->M[c] + p_term * r->D[c] + p_floor * r->M[c];
         const double bound = b32 + u_o * (fabs(o) + b32) + o_floor;
         /* Rule C: an f16 O beyond its range is +-Inf, as the conversion
          * gives (65520 = 65504 + half an ulp rounds up). */
