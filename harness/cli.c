@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "cpu_features.h"
 #include "variant.h"
 
@@ -94,4 +95,13 @@ int cli_set_filter(const char *cmd, const char *pattern, regex_t *re, int *has)
         return -1;
     }
     return 0;
+}
+
+int cli_parse_dtypes(const char *cmd, const char *text, attn_types *out)
+{
+    char why[200];
+    int n = attn_dtype_axis_parse(text, out, why, sizeof why);
+    if (n < 0)
+        fprintf(stderr, "%s: %s\n", cmd, why);
+    return n;
 }

@@ -35,6 +35,12 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
 int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
                      double *out);
 
+/* Parses a --dtype list (cases.h: f32, bf16, f16, f16kv, bf16kv, all) into
+ * out[ATTN_DTYPE_AXIS_MAX]; returns how many, or prints "<cmd>: --dtype ..."
+ * and returns -1. */
+struct attn_types;
+int cli_parse_dtypes(const char *cmd, const char *text, struct attn_types *out);
+
 /* Appends the variant named `name` to list[*n] (at most `cap`, each once);
  * prints "<cmd>: --variant 'x' is not a variant" and returns -1 when unknown. */
 struct attn_variant;

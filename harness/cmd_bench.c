@@ -151,13 +151,8 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
             if (o->n_threads < MAX_THREAD_ARGS)
                 o->threads[o->n_threads++] = (int)x;
         } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
-            char why[200];
-            if (r < 0)
+            if (r < 0 || (o->n_dtypes = cli_parse_dtypes("bench", value, o->dtypes)) < 0)
                 return -1;
-            if ((o->n_dtypes = attn_dtype_axis_parse(value, o->dtypes, why, sizeof why)) < 0) {
-                fprintf(stderr, "bench: %s\n", why);
-                return -1;
-            }
         } else if ((r = cli_flag_value(argc, argv, &i, "--peak", &value)) != 0) {
             if (r < 0)
                 return -1;

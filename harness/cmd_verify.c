@@ -218,12 +218,9 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
 static int add_dtypes(verify_opts *o, const char *value)
 {
     attn_types parsed[ATTN_DTYPE_AXIS_MAX];
-    char msg[160];
-    int n = attn_dtype_axis_parse(value, parsed, msg, sizeof msg);
-    if (n < 0) {
-        fprintf(stderr, "verify: %s\n", msg);
+    int n = cli_parse_dtypes("verify", value, parsed);
+    if (n < 0)
         return -1;
-    }
     for (int i = 0; i < n; i++) {
         int seen = 0;
         for (int j = 0; j < o->n_dtypes; j++)

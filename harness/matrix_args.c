@@ -88,13 +88,8 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
             if (o->n_threads < MATRIX_MAX_THREAD_ARGS)
                 o->threads[o->n_threads++] = (int)x;
         } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
-            char why[200];
-            if (r < 0)
+            if (r < 0 || (o->n_dtypes = cli_parse_dtypes("matrix", value, o->dtypes)) < 0)
                 return -1;
-            if ((o->n_dtypes = attn_dtype_axis_parse(value, o->dtypes, why, sizeof why)) < 0) {
-                fprintf(stderr, "matrix: %s\n", why);
-                return -1;
-            }
         } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
             if (r < 0)
                 return -1;

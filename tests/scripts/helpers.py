@@ -68,3 +68,15 @@ def load_json(path):
 
 def parse_csv_text(text):
     return list(csv.DictReader(io.StringIO(text)))
+
+
+def series_by_name(panel):
+    """A plot panel's series by name (plots.json)."""
+    return {s["name"]: s for s in panel["series"]}
+
+
+def find_row(rows, **fields):
+    """The one CSV row whose fields equal these (as strings)."""
+    matches = [r for r in rows if all(r[k] == str(v) for k, v in fields.items())]
+    assert len(matches) == 1, (fields, len(matches))
+    return matches[0]

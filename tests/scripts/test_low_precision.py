@@ -12,16 +12,6 @@ import helpers as h  # puts scripts/ on the path
 import attnbench_csv as ab  # noqa: E402
 
 
-def series_by_name(panel):
-    return {s["name"]: s for s in panel["series"]}
-
-
-def find_row(rows, **fields):
-    matches = [r for r in rows if all(r[k] == str(v) for k, v in fields.items())]
-    assert len(matches) == 1, (fields, len(matches))
-    return matches[0]
-
-
 def table_rows(text, heading):
     section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("|")]
@@ -81,27 +71,27 @@ class PlotLowPrecision(unittest.TestCase):
         for panel in panels:
             self.assertEqual(panel["kind"], "bars")
         self.assertTrue(panels[1]["ylog"])
-        decode = series_by_name(panels[2])["avx2"]
+        decode = h.series_by_name(panels[2])["avx2"]
         self.assertEqual(decode["x"], ["f32", "bf16kv", "f16kv"])
-        f32 = find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
-        bf16kv = find_row(self.rows, variant="avx2", n_q=1, kv_dtype="bf16")
+        f32 = h.find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
+        bf16kv = h.find_row(self.rows, variant="avx2", n_q=1, kv_dtype="bf16")
         self.assertEqual(decode["y"], [float(f32["gflops"]), float(bf16kv["gflops"]),
-                                       float(find_row(self.rows, variant="avx2", n_q=1,
+                                       float(h.find_row(self.rows, variant="avx2", n_q=1,
                                                       kv_dtype="f16")["gflops"])])
-        errors = series_by_name(panels[1])["avx512"]
+        errors = h.series_by_name(panels[1])["avx512"]
         self.assertEqual(errors["x"], ["f32", "bf16", "f16"])
-        self.assertEqual(errors["y"][1], float(find_row(self.rows, variant="avx512", n_q=4096,
+        self.assertEqual(errors["y"][1], float(h.find_row(self.rows, variant="avx512", n_q=4096,
                                                         q_dtype="bf16")["max_err_u"]))
 
     def test_a_failed_row_has_no_speed_bar_but_its_error_shows(self):
         panels = self.record["plots"]["low_precision.png"]["panels"]
-        stream_speed = series_by_name(panels[0])["stream"]
+        stream_speed = h.series_by_name(panels[0])["stream"]
         self.assertIsNone(stream_speed["y"][1])  # bf16 failed rule A
-        self.assertIsNotNone(series_by_name(panels[1])["stream"]["y"][1])
+        self.assertIsNotNone(h.series_by_name(panels[1])["stream"]["y"][1])
 
     def test_the_f32_plots_read_f32_rows_only(self):
-        decode = series_by_name(self.record["plots"]["decode_bandwidth.png"]["panels"][0])
-        f32 = find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
+        decode = h.series_by_name(self.record["plots"]["decode_bandwidth.png"]["panels"][0])
+        f32 = h.find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
         self.assertEqual(decode["avx2"]["x"], [32768])
         self.assertEqual(decode["avx2"]["y"], [float(f32["gbytes_per_s"])])
         for panel in self.record["plots"]["pct_peak_t2.png"]["panels"]:
@@ -131,8 +121,8 @@ class ReportLowPrecision(unittest.TestCase):
         self.assertEqual(len(table), 16)  # 4 variants x 2 types x 2 shapes
         by_key = {(r[2], r[3], r[0]): r for r in table}
         avx2 = by_key[("avx2", "bf16kv", "nq=1 nkv=32768 d=128 H=32/8")]
-        f32 = find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
-        low = find_row(self.rows, variant="avx2", n_q=1, kv_dtype="bf16")
+        f32 = h.find_row(self.rows, variant="avx2", n_q=1, kv_dtype="f32")
+        low = h.find_row(self.rows, variant="avx2", n_q=1, kv_dtype="bf16")
         speedup = float(f32["time_ns_median"]) / float(low["time_ns_median"])
         self.assertEqual(avx2[6], f"{ab.fmt_num(speedup)}×")
         self.assertEqual(avx2[7], ab.fmt_num(float(low["pct_peak"])))
@@ -146,7 +136,7 @@ class ReportLowPrecision(unittest.TestCase):
     def test_the_f32_tables_ignore_low_precision_rows(self):
         best = {(r[0], r[1]): r for r in table_rows(self.text, "Best variant per shape")}
         decode = best[("nq=1 nkv=32768 d=128 H=32/8", "2")]
-        f32 = find_row(self.rows, variant="avx512", n_q=1, kv_dtype="f32")
+        f32 = h.find_row(self.rows, variant="avx512", n_q=1, kv_dtype="f32")
         self.assertEqual(decode[4], ab.fmt_time_ns(float(f32["time_ns_median"])))
         accuracy = {r[0]: r for r in table_rows(self.text, "Accuracy")}
         self.assertEqual(accuracy["stream"][5], "ok")  # its failure is a bf16 row's

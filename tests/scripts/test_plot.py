@@ -17,16 +17,6 @@ EXPECTED_PNGS = {
 }
 
 
-def series_by_name(panel):
-    return {s["name"]: s for s in panel["series"]}
-
-
-def find_row(rows, **fields):
-    matches = [r for r in rows if all(r[k] == str(v) for k, v in fields.items())]
-    assert len(matches) == 1, (fields, len(matches))
-    return matches[0]
-
-
 class PlotMatrix(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -76,19 +66,19 @@ class PlotMatrix(unittest.TestCase):
         self.assertEqual([p["title"] for p in plot["panels"]],
                          ["d_k=64, heads=8", "d_k=128, heads=8", "d_k=128, heads=32/8 kv, causal"])
         for panel in plot["panels"]:
-            names = series_by_name(panel)
+            names = h.series_by_name(panel)
             self.assertEqual(set(names), set(h.VARIANTS) | {"measured FMA peak"})
             self.assertEqual(names["measured FMA peak"]["y"], [152.3, 152.3])
             self.assertTrue(panel["xlog"])
             self.assertIn("GFLOP/s", panel["ylabel"])
-        d128 = series_by_name(plot["panels"][1])
+        d128 = h.series_by_name(plot["panels"][1])
         self.assertEqual(d128["avx512"]["x"], [128, 256, 512, 1024, 2048])
-        row = find_row(self.rows, variant="avx512", n_kv=2048, d_k=128, heads_q=8, threads=1)
+        row = h.find_row(self.rows, variant="avx512", n_kv=2048, d_k=128, heads_q=8, threads=1)
         self.assertEqual(d128["avx512"]["y"][-1], float(row["gflops"]))
 
     def test_gflops_plot_at_two_threads_uses_the_two_thread_peak(self):
         panel = self.plot("gflops_vs_n_t2.png")["panels"][0]
-        self.assertEqual(series_by_name(panel)["measured FMA peak"]["y"], [301.7, 301.7])
+        self.assertEqual(h.series_by_name(panel)["measured FMA peak"]["y"], [301.7, 301.7])
 
     def test_variant_colours_are_fixed_across_plots(self):
         colours = {}
@@ -111,9 +101,9 @@ class PlotMatrix(unittest.TestCase):
         for panel in panels:
             self.assertEqual(panel["kind"], "heatmap")
             self.assertEqual([s["name"] for s in panel["series"]], list(h.VARIANTS))
-        decode = series_by_name(panels[-1])["avx512"]
+        decode = h.series_by_name(panels[-1])["avx512"]
         self.assertEqual(decode["x"], [1024, 4096])
-        row = find_row(self.rows, variant="avx512", n_q=1, n_kv=4096, threads=1)
+        row = h.find_row(self.rows, variant="avx512", n_q=1, n_kv=4096, threads=1)
         self.assertEqual(decode["y"][-1], float(row["pct_peak"]))
 
     def test_speedup_over_naive_and_blas(self):
@@ -121,12 +111,12 @@ class PlotMatrix(unittest.TestCase):
         over_blas = self.plot("speedup_vs_blas_t1.png")["panels"]
         self.assertEqual(len(over_naive), 4)
         self.assertEqual(len(over_blas), 4)
-        self.assertNotIn("naive", series_by_name(over_naive[0]))
-        self.assertNotIn("blas", series_by_name(over_blas[0]))
-        self.assertIn("same speed", series_by_name(over_blas[0]))
-        xsmm = series_by_name(over_naive[1])["xsmm"]  # d_k=128, heads=8
-        naive = find_row(self.rows, variant="naive", n_kv=2048, d_k=128, heads_q=8, threads=1)
-        fast = find_row(self.rows, variant="xsmm", n_kv=2048, d_k=128, heads_q=8, threads=1)
+        self.assertNotIn("naive", h.series_by_name(over_naive[0]))
+        self.assertNotIn("blas", h.series_by_name(over_blas[0]))
+        self.assertIn("same speed", h.series_by_name(over_blas[0]))
+        xsmm = h.series_by_name(over_naive[1])["xsmm"]  # d_k=128, heads=8
+        naive = h.find_row(self.rows, variant="naive", n_kv=2048, d_k=128, heads_q=8, threads=1)
+        fast = h.find_row(self.rows, variant="xsmm", n_kv=2048, d_k=128, heads_q=8, threads=1)
         expected = float(naive["time_ns_median"]) / float(fast["time_ns_median"])
         self.assertEqual(xsmm["x"][-1], 2048)
         self.assertAlmostEqual(xsmm["y"][-1], expected, places=12)
@@ -134,7 +124,7 @@ class PlotMatrix(unittest.TestCase):
     def test_thread_scaling_against_the_peak(self):
         plot = self.plot("thread_scaling.png")
         for panel in plot["panels"]:
-            names = series_by_name(panel)
+            names = h.series_by_name(panel)
             self.assertEqual(names["measured FMA peak"]["x"], [1, 2])
             self.assertEqual(names["measured FMA peak"]["y"], [152.3, 301.7])
             self.assertEqual(names["avx512"]["x"], [1, 2])
@@ -142,7 +132,7 @@ class PlotMatrix(unittest.TestCase):
     def test_decode_bandwidth_has_the_measured_line(self):
         panels = self.plot("decode_bandwidth.png")["panels"]
         self.assertEqual(len(panels), 2)  # one family at 1 and at 2 threads
-        names = series_by_name(panels[0])
+        names = h.series_by_name(panels[0])
         self.assertEqual(names["measured read bandwidth"]["y"], [20.1, 20.1])
         self.assertEqual(names["avx512"]["x"], [1024, 4096])
         self.assertIn("GB/s", panels[0]["ylabel"])
@@ -151,21 +141,21 @@ class PlotMatrix(unittest.TestCase):
         panels = self.plot("accuracy_bound.png")["panels"]
         self.assertEqual([p["title"] for p in panels], [f"{v}: 15 cases" for v in h.VARIANTS])
         for variant, panel in zip(h.VARIANTS, panels):
-            names = series_by_name(panel)
+            names = h.series_by_name(panel)
             errors = names[f"{variant} E_M"]
             self.assertEqual(len(errors["y"]), 15)
             self.assertEqual(len(errors["cases"]), 15)
             self.assertTrue(all(e < bound for bound, e in zip(errors["x"], errors["y"])))
             self.assertIn("E_M = rule-A bound", names)
             self.assertTrue(panel["ylog"])
-        row = find_row(self.rows, variant="blas", n_q=1, n_kv=4096, threads=1)
-        blas = series_by_name(panels[-1])["blas E_M"]
+        row = h.find_row(self.rows, variant="blas", n_q=1, n_kv=4096, threads=1)
+        blas = h.series_by_name(panels[-1])["blas E_M"]
         self.assertEqual((blas["x"][-1], blas["y"][-1]),
                          (float(row["bound_u"]), float(row["max_err_u"])))
 
     def test_error_growth_has_variants_bounds_and_sqrt_guide(self):
         panel = self.plot("error_growth.png")["panels"][0]
-        names = series_by_name(panel)
+        names = h.series_by_name(panel)
         for variant in h.VARIANTS:
             self.assertIn(variant, names)
             self.assertIn(f"{variant} rule-A bound", names)
