@@ -340,11 +340,10 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
 
 /* Merges a task's chunk states in chunk order and writes its O rows:
  * O = Σ_c w_c·acc_c / Σ_c w_c·l_c with w_c = exp(m_c - max_c m_c). */
-static void merge_task(const attn_problem *p, const flash_plan *pl, const float *partials,
-                       int64_t task)
+static void merge_task(const attn_problem *p, const flash_plan *pl, float *partials, int64_t task)
 {
     const int32_t rows = pl->rows, d_v = p->shape.d_v;
-    const float *first = partials + (size_t)task * pl->splits * pl->state_floats;
+    float *first = partials + (size_t)task * pl->splits * pl->state_floats;
     task_rows t = locate(p, pl, task);
     for (int32_t r = 0; r < t.nvalid; r++) {
         int32_t i, h;
@@ -359,18 +358,20 @@ static void merge_task(const attn_problem *p, const flash_plan *pl, const float 
             mmax = m > mmax ? m : mmax;
         }
         float shift = mmax == -INFINITY ? 0.0f : mmax;
+        /* Each chunk's weight replaces its max in the chunk's state (the
+         * partials are this merge's scratch), so the columns below need no
+         * row buffer (d_v may be large) and no exp of their own. */
         float l = 0.0f;
         for (int32_t c = 0; c < pl->splits; c++) {
-            const float *st = first + (size_t)c * pl->state_floats;
-            l += expf(st[r] - shift) * st[rows + r];
+            float *st = first + (size_t)c * pl->state_floats;
+            st[r] = expf(st[r] - shift);
+            l += st[r] * st[rows + r];
         }
-        /* Column by column, chunks in order (no row buffer: d_v may be
-         * large); the weight is recomputed per column, the same value. */
         for (int32_t col = 0; col < d_v; col++) {
             float o = 0.0f;
             for (int32_t c = 0; c < pl->splits; c++) {
                 const float *st = first + (size_t)c * pl->state_floats;
-                o += expf(st[r] - shift) * st[pl->acc_at + r * pl->acc_rs + col * pl->acc_cs];
+                o += st[r] * st[pl->acc_at + r * pl->acc_rs + col * pl->acc_cs];
             }
             attn_store_elem(out, p->types.o, (size_t)col, o / l);
         }
