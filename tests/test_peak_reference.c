@@ -82,16 +82,22 @@ int main(void)
             int threads = counts[c];
             long rounds = 1L << 20;
             ref_gflops(k, threads, rounds); /* warm-up */
+            /* At least 3 alternating pairs; more, up to 12, only while the
+             * ratio is short of 95 %: a neighbour's burst on a shared VM
+             * can cost one side 10 % in a few pairs, while a roof that is
+             * really low (spills: 1.75x) stays low in every pair. */
             double ref = 0, peak = 0;
-            for (int rep = 0; rep < 3; rep++) {
+            int rep = 0;
+            while (rep < 3 || (rep < 12 && peak < 0.95 * ref)) {
                 double r = ref_gflops(k, threads, rounds);
                 double p = attn_peak_measure_fma(k->isa, threads, 3, 0.02, NULL);
                 ref = r > ref ? r : ref;
                 peak = p > peak ? p : peak;
+                rep++;
             }
             printf("%-7s threads=%d: attnbench peak %.1f GFLOP/s, minimal asm kernel %.1f "
-                   "GFLOP/s: %.1f %%\n",
-                   attn_isa_name(k->isa), threads, peak, ref, 100.0 * peak / ref);
+                   "GFLOP/s: %.1f %% (best of %d pairs)\n",
+                   attn_isa_name(k->isa), threads, peak, ref, 100.0 * peak / ref, rep);
             CHECK(&t, peak >= 0.95 * ref, "%s at %d threads: peak %.1f < 95%% of %.1f",
                   attn_isa_name(k->isa), threads, peak, ref);
         }
