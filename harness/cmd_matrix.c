@@ -184,8 +184,11 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
         else
             tot->failed++;
         attn_progress_step(&bar, cells[i].weight);
-        if (budget)
+        if (budget) { /* under the row lock: an interrupt saves the plan's state */
+            attn_interrupt_lock(in);
             matrix_budget_cell_done(budget, i);
+            attn_interrupt_unlock(in);
+        }
     }
     attn_progress_clear(&bar);
     return 0;
@@ -294,8 +297,15 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         fflush(stdout);
         int64_t t0 = attn_now_ns();
         matrix_totals tot = {0};
+        /* Interrupted, FILE.plan keeps the time spent, for --resume. */
+        if (budgeted)
+            attn_interrupt_before_exit(in, matrix_budget_save_hook, &budget);
         if (run_cells(o, cells, n, &pk, m.cores, in, &rf, &tot, budgeted ? &budget : NULL) != 0)
             rc = EXIT_FAILED;
+        if (budgeted) {
+            attn_interrupt_before_exit(in, NULL, NULL);
+            matrix_budget_save(&budget);
+        }
         char versions[256] = "";
         if (rc == EXIT_OK && o->peers.n > 0) {
             peer_emit_ctx pe = {in, &rf, o->out, &tot};

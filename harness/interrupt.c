@@ -39,8 +39,18 @@ static void *wait_for_signal(void *arg)
     /* write(), not stdio: the main thread may hold stderr's lock. */
     ssize_t ignored = write(STDERR_FILENO, in->message, strlen(in->message));
     (void)ignored;
+    if (in->before_exit)
+        in->before_exit(in->before_exit_ctx);
     _exit(EXIT_INTERRUPTED);
     return NULL;
+}
+
+void attn_interrupt_before_exit(attn_interrupt *in, void (*fn)(void *ctx), void *ctx)
+{
+    attn_interrupt_lock(in);
+    in->before_exit = fn;
+    in->before_exit_ctx = ctx;
+    attn_interrupt_unlock(in);
 }
 
 /* Installs on_signal for `sig` unless the parent left it ignored. */

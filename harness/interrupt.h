@@ -21,10 +21,19 @@ typedef struct attn_interrupt {
     int handles_int, handles_term;
     int started;
     char message[256]; /* written to stderr on interrupt */
+    /* Run by the waiting thread, the row lock held, just before it exits:
+     * for state the next run needs that is not in a row (the plan's time
+     * spent). NULL: none. Set before the rows start. */
+    void (*before_exit)(void *ctx);
+    void *before_exit_ctx;
 } attn_interrupt;
 
 /* Returns 0 or -1. One at a time per process. */
 int attn_interrupt_start(attn_interrupt *in, const char *message);
+
+/* Sets in->before_exit (see above); what it touches must change only
+ * under attn_interrupt_lock. */
+void attn_interrupt_before_exit(attn_interrupt *in, void (*fn)(void *ctx), void *ctx);
 
 /* Around each row write. */
 void attn_interrupt_lock(attn_interrupt *in);

@@ -109,6 +109,25 @@ static void calibrate(matrix_budget *b, const matrix_opts *o, const int *threads
             }
 }
 
+/* --resume: the model and records FILE.plan saved, by variant name (a
+ * variant not in this run is left out, one new to it gets priors). */
+static void load_state(matrix_budget *b, const matrix_opts *o, const matrix_plan_saved *s)
+{
+    for (int i = 0; i < s->n_rates; i++)
+        for (int v = 0; v < o->n_variants; v++)
+            if (strcmp(s->rates[i].variant, o->variants[v]->name) == 0)
+                b->rates[b->n_rates++] = (matrix_plan_rate){
+                    v, s->rates[i].threads, s->rates[i].bandwidth_bound, s->rates[i].rate};
+    for (int i = 0; i < s->n_records; i++)
+        for (int v = 0; v < o->n_variants; v++)
+            if (strcmp(s->records[i].variant, o->variants[v]->name) == 0) {
+                b->actual_s[v] = s->records[i].actual_s;
+                b->model_s[v] = s->records[i].model_s;
+            }
+    b->setup_per_byte = s->setup_per_byte;
+    b->elapsed_before_s = s->elapsed_s;
+}
+
 /* The cells the planner sees: those not skipped by rule (a missing CPU
  * feature, a workspace over the limit cost nothing). */
 static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
@@ -162,6 +181,8 @@ static matrix_cost_class plan_class(const attn_variant *v)
     return MATRIX_COST_PORTABLE;
 }
 
+static void refit(matrix_budget *b);
+
 int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
                        const attn_peak *pk, int all, int64_t t_start_ns)
 {
@@ -171,12 +192,11 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
         fprintf(stderr, "matrix: out of memory for the plan\n");
         return -1;
     }
-    b->start_ns = attn_now_ns();
-    /* 3 % kept back for what the model misses (the process exit, the sidecar). */
-    b->deadline_ns = t_start_ns + (int64_t)(0.97 * o->budget_s * 1e9);
+    b->t_start_ns = t_start_ns;
     for (int v = 0; v < o->n_variants; v++) {
         b->variants[v].name = o->variants[v]->name;
         b->variants[v].cost_class = plan_class(o->variants[v]);
+        b->factor[v] = 1.0;
     }
     int threads[64], n_threads = 0;
     for (int i = 0; i < n; i++) {
@@ -189,10 +209,19 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     matrix_plan_path(o->out, b->path, sizeof b->path);
     matrix_plan_saved saved;
     const int have_saved = o->resume && matrix_plan_read(b->path, &saved, why, sizeof why) == 0;
-    double overhead_s = 0, setup_per_byte = 0;
-    if (!have_saved) /* resuming a plan needs no calibration: its choices are kept */
-        calibrate(b, o, threads, n_threads, all, &overhead_s, &setup_per_byte);
-    int np = plan_cells(b, o, cells, n, pk, setup_per_byte);
+    const int carry_on = have_saved && saved.has_state;
+    double overhead_s = 0;
+    if (carry_on) {
+        load_state(b, o, &saved);
+        overhead_s = saved.overhead_s;
+    } else if (!have_saved) {
+        calibrate(b, o, threads, n_threads, all, &overhead_s, &b->setup_per_byte);
+    }
+    /* 3 % kept back for what the model misses (the process exit, the
+     * sidecar); the earlier runs' time (--resume) is spent. */
+    const double usable_s = 0.97 * o->budget_s - b->elapsed_before_s;
+    b->deadline_ns = t_start_ns + (int64_t)(usable_s * 1e9);
+    int np = plan_cells(b, o, cells, n, pk, b->setup_per_byte);
     double spent = (double)(attn_now_ns() - t_start_ns) * 1e-9;
     b->in = (matrix_plan_input){
         b->variants,
@@ -202,28 +231,39 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
         b->rates,
         b->n_rates,
         {(int)o->repetitions, o->min_time, o->max_time, overhead_s, MATRIX_MAX_REPS},
-        0.97 * o->budget_s - spent};
+        usable_s - spent,
+        NULL};
     if (b->in.budget_s < 1)
         b->in.budget_s = 1;
     if (matrix_plan_make(&b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK) {
         fprintf(stderr, "matrix: plan: %s\n", why);
         return -1;
     }
+    b->refit_step_s = 0.1 * b->plan.planned_s;
     if (have_saved) {
         int missing = 0;
         matrix_plan_apply_saved(&b->in, &b->plan, &saved, &missing);
-        b->resumed = 1;
+        b->resumed = !carry_on;
         matrix_plan_saved_free(&saved);
         fprintf(stderr, "matrix: resuming the plan of %s (%d cells not in it planned afresh)\n",
                 b->path, missing);
-    } else if (matrix_plan_write(b->path, &b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK) {
-        fprintf(stderr, "matrix: %s\n", why);
-        return -1;
+        if (carry_on) {
+            /* A tenth of what was left when it stopped: about as often as
+             * the first run would have checked. */
+            b->refit_step_s = 0.1 * b->plan.planned_s;
+            fprintf(stderr,
+                    "matrix: the runs before spent %.0f s of the %.0f s budget; re-planning the "
+                    "%d cells left to the rest\n",
+                    b->elapsed_before_s, o->budget_s, np);
+            refit(b);
+        }
+    } else {
+        matrix_budget_save(b);
     }
     for (int k = 0; k < np; k++)
         cells[b->cell_of[k]].plan = &b->plan.choices[k];
-    b->refit_step_s = 0.1 * b->plan.planned_s;
     b->next_refit_s = b->refit_step_s;
+    b->last_done_ns = attn_now_ns();
     printf("matrix: calibration and peaks took %.1f s; per cell %.2f s of set-up and check\n",
            spent, overhead_s);
     matrix_plan_print(stdout, "matrix: ", &b->in, &b->plan);
@@ -231,30 +271,79 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     return 0;
 }
 
-/* The run so far against the plan: re-plan what is left to the time left
- * and keep FILE.plan in step for --resume. */
+void matrix_budget_save(matrix_budget *b)
+{
+    char why[400];
+    const matrix_plan_state st = {
+        b->elapsed_before_s + (double)(attn_now_ns() - b->t_start_ns) * 1e-9,
+        b->in.policy.cell_overhead_s,
+        b->setup_per_byte,
+        b->actual_s,
+        b->model_s,
+    };
+    if (matrix_plan_write_state(b->path, &b->in, &b->plan, &st, why, sizeof why) != MATRIX_PLAN_OK)
+        fprintf(stderr, "matrix: %s\n", why);
+}
+
+void matrix_budget_save_hook(void *b)
+{
+    matrix_budget_save(b);
+}
+
+/* The run so far against the plan: each variant's record so far corrects
+ * its cells' estimates; what is left is re-planned to the time left and
+ * FILE.plan kept in step for --resume. */
 static void refit(matrix_budget *b)
 {
     char why[400];
-    double eta, ratio, elapsed_s = (double)(attn_now_ns() - b->start_ns) * 1e-9;
-    matrix_plan_eta_s(&b->plan, b->done, elapsed_s, &eta, &ratio);
+    const int nv = b->in.n_variants;
+    /* A variant's own record outweighs the run's once it has ~2 % of the
+     * first plan's seconds behind it. */
+    matrix_plan_factors(nv, b->actual_s, b->model_s, fmax(1.0, 0.2 * b->refit_step_s), b->factor);
+    b->in.time_factor = b->factor;
+    double actual = 0, model = 0;
+    for (int v = 0; v < nv; v++) {
+        actual += b->actual_s[v];
+        model += b->model_s[v];
+    }
     double left_s = (double)(b->deadline_ns - attn_now_ns()) * 1e-9;
-    if (matrix_plan_refit(&b->in, &b->plan, b->done, left_s > 0 ? left_s : 0, ratio, why,
+    if (matrix_plan_refit(&b->in, &b->plan, b->done, left_s > 0 ? left_s : 0, 1.0, why,
                           sizeof why) != MATRIX_PLAN_OK) {
         fprintf(stderr, "matrix: plan: %s\n", why);
         return;
     }
-    fprintf(stderr, "matrix: plan: running at %.2fx the estimates; %.0f s left, re-planned\n",
-            ratio, left_s);
-    if (matrix_plan_write(b->path, &b->in, &b->plan, why, sizeof why) != MATRIX_PLAN_OK)
-        fprintf(stderr, "matrix: %s\n", why);
+    char per[400] = "";
+    size_t used = 0;
+    for (int v = 0; v < nv && used < sizeof per; v++)
+        if (b->model_s[v] > 0)
+            used += (size_t)snprintf(per + used, sizeof per - used, "%s%s %.2fx",
+                                     used ? ", " : " (", b->variants[v].name, b->factor[v]);
+    if (used && used < sizeof per - 1)
+        snprintf(per + used, sizeof per - used, ")");
+    fprintf(stderr, "matrix: plan: running at %.2fx the estimates%s; %.0f s left, re-planned\n",
+            model > 0 ? actual / model : 1.0, per, left_s);
+    matrix_budget_save(b);
 }
 
 void matrix_budget_cell_done(matrix_budget *b, int i)
 {
+    const int64_t now = attn_now_ns();
+    const double cell_s = (double)(now - b->last_done_ns) * 1e-9;
+    b->last_done_ns = now;
     if (b->resumed || b->plan_of[i] < 0)
         return;
-    b->done[b->plan_of[i]] = 1;
+    const int k = b->plan_of[i];
+    b->done[k] = 1;
+    if (!b->plan.choices[k].skipped) {
+        /* The record compares wall time with the uncorrected model. */
+        matrix_plan_input raw = b->in;
+        raw.time_factor = NULL;
+        double model;
+        if (matrix_plan_cell_seconds(&raw, k, &b->plan.choices[k], &model) == MATRIX_PLAN_OK) {
+            b->actual_s[b->in.cells[k].variant] += cell_s;
+            b->model_s[b->in.cells[k].variant] += model;
+        }
+    }
     double left;
     matrix_plan_remaining_s(&b->plan, b->done, &left);
     /* Every tenth of the first plan: re-plan the rest to the time left.

@@ -20,24 +20,46 @@ typedef struct matrix_budget {
     int n_rates;
     int *plan_of;        /* matrix cell -> plan cell, -1: not planned (skipped by rule) */
     unsigned char *done; /* per plan cell */
-    int64_t start_ns, deadline_ns;
+    int64_t deadline_ns;
     double next_refit_s; /* of the plan's estimate: re-plan when this much is done */
     double refit_step_s; /* a tenth of the first plan: refits shrink the plan, not the step */
     char path[400];      /* FILE.plan */
-    int resumed;         /* the choices came from FILE.plan: keep them as they are */
+    /* FILE.plan had no state line (an older plan): its choices are kept as
+     * they are, no re-planning. */
+    int resumed;
+    double setup_per_byte;   /* the model's, for FILE.plan */
+    double elapsed_before_s; /* --resume: wall time the runs before this one spent */
+    int64_t t_start_ns;      /* this run's start, its peaks included */
+    int64_t last_done_ns;    /* when the previous cell finished */
+    /* Per variant: wall seconds of its finished cells and what the
+     * uncorrected model said for them (matrix_plan_factors), the factors
+     * the last re-plan used. */
+    double actual_s[MATRIX_MAX_VARIANTS], model_s[MATRIX_MAX_VARIANTS];
+    double factor[MATRIX_MAX_VARIANTS];
 } matrix_budget;
 
-/* Calibrates every variant at every thread count the cells use (skipped on
- * --resume with a readable FILE.plan, whose choices are kept), plans the
+/* Calibrates every variant at every thread count the cells use, plans the
  * cells into what is left of the budget since `t_start_ns`, writes
  * FILE.plan, prints the plan and points each cell's `plan` at its choice.
- * Returns 0, or -1 with the problem printed. */
+ * On --resume with a readable FILE.plan there is no calibration: the run
+ * carries on the saved plan - its choices, its model, each variant's
+ * record so far - with the wall time the earlier runs spent taken off the
+ * budget, and re-plans the cells left to the time left at once, as the
+ * first run would have at its next check. Returns 0, or -1 with the
+ * problem printed. */
 int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
                        const attn_peak *pk, int all, int64_t t_start_ns);
 
-/* After matrix cell i was written: mark it done, and every tenth of the
- * plan re-plan the cells still to run to the time left (FILE.plan too). */
+/* After matrix cell i was written: mark it done, add its wall time to
+ * its variant's record, and every tenth of the plan re-plan the cells
+ * still to run to the time left (FILE.plan too). */
 void matrix_budget_cell_done(matrix_budget *b, int i);
+
+/* Writes FILE.plan with the state (the wall time spent so far included),
+ * so a later --resume carries on from here. At the end of a run, and from
+ * the interrupt handling thread (matrix_budget_save_hook, ctx = b). */
+void matrix_budget_save(matrix_budget *b);
+void matrix_budget_save_hook(void *b);
 
 void matrix_budget_free(matrix_budget *b);
 

@@ -113,7 +113,30 @@ static double seconds_of(const matrix_plan_input *in, int i, const matrix_plan_c
     const matrix_plan_cell *c = &in->cells[i];
     const double t = call_seconds(in, c);
     /* The untimed checked run, then the timed ones. */
-    return in->policy.cell_overhead_s + c->setup_s + t + timed_runs(&in->policy, ch, t) * t;
+    const double model =
+        in->policy.cell_overhead_s + c->setup_s + t + timed_runs(&in->policy, ch, t) * t;
+    const double factor = in->time_factor ? in->time_factor[c->variant] : 1.0;
+    return finite_positive(factor) ? model * factor : model;
+}
+
+int matrix_plan_factors(int n_variants, const double *actual_s, const double *model_s,
+                        double prior_weight_s, double *factor)
+{
+    if (n_variants < 0 || !actual_s || !model_s || !factor || !(prior_weight_s > 0) ||
+        !isfinite(prior_weight_s))
+        return MATRIX_PLAN_EINVAL;
+    double actual = 0, model = 0;
+    for (int v = 0; v < n_variants; v++) {
+        if (!(actual_s[v] >= 0) || !(model_s[v] >= 0) || !isfinite(actual_s[v]) ||
+            !isfinite(model_s[v]))
+            return MATRIX_PLAN_EINVAL;
+        actual += actual_s[v];
+        model += model_s[v];
+    }
+    const double g = model > 0 && actual > 0 ? actual / model : 1.0;
+    for (int v = 0; v < n_variants; v++)
+        factor[v] = (actual_s[v] + prior_weight_s * g) / (model_s[v] + prior_weight_s);
+    return MATRIX_PLAN_OK;
 }
 
 int matrix_plan_cell_seconds(const matrix_plan_input *in, int i, const matrix_plan_choice *choice,

@@ -114,6 +114,10 @@ typedef struct matrix_plan_input {
     int n_rates;
     matrix_plan_policy policy;
     double budget_s;
+    /* Per variant (n_variants entries), what the run has shown so far of
+     * the model's error: each cell's estimate is multiplied by its
+     * variant's factor (matrix_plan_factors). NULL: 1 for every variant. */
+    const double *time_factor;
 } matrix_plan_input;
 
 enum { MATRIX_PLAN_REASON_CAP = 80 };
@@ -193,6 +197,20 @@ int matrix_plan_eta_s(const matrix_plan *p, const unsigned char *done, double el
 int matrix_plan_refit(const matrix_plan_input *in, matrix_plan *p, const unsigned char *done,
                       double seconds_left, double ratio, char *why, size_t cap);
 
+/* The per-variant correction a run feeds back into the model: for each
+ * variant v, actual_s[v] seconds of wall time were spent on cells the
+ * uncorrected model (time_factor NULL) put at model_s[v]. The factor is
+ * the variant's own ratio shrunk toward the run's overall one,
+ *   factor[v] = (actual_s[v] + w * g) / (model_s[v] + w),
+ *   g = sum(actual_s) / sum(model_s)   (1 while nothing is done),
+ * w = prior_weight_s: a variant with little done yet follows the run, one
+ * with much done its own record. Cells run variant by variant, and the
+ * model errs by variant (naive's cells slower per flop than calibrated,
+ * a vector kernel's big cells faster), so one ratio for all would correct
+ * avx2's cells with naive's error. */
+int matrix_plan_factors(int n_variants, const double *actual_s, const double *model_s,
+                        double prior_weight_s, double *factor);
+
 /* "30m", "90s", "1.5h", "2h30m", "1h0m30s" -> seconds. Units h, m, s, each
  * at most once and in that order; a bare number is refused (30 what?). On
  * failure `why` names the value: "--budget '30' needs a unit: ...". `what`
@@ -211,6 +229,34 @@ int matrix_plan_path(const char *csv_path, char *buf, size_t cap);
 int matrix_plan_write(const char *path, const matrix_plan_input *in, const matrix_plan *p,
                       char *err, size_t cap);
 
+/* What --resume needs beyond the choices to carry on the same plan: the
+ * wall time already spent, the model (calibrated rates, per-cell overhead,
+ * set-up seconds per byte) and each variant's record (matrix_plan_factors'
+ * actual_s and model_s), so the resumed run re-plans what is left to the
+ * budget left with the model the first run had, not a new calibration.
+ * In the file, after the header line:
+ *   # state elapsed_s=567.2 overhead_s=0.12 setup_per_byte=1.1e-09
+ *   # rate variant=avx2 threads=2 bandwidth=0 rate=61.5
+ *   # record variant=avx2 actual_s=84.1 model_s=90.3 */
+typedef struct matrix_plan_state {
+    double elapsed_s;
+    double overhead_s, setup_per_byte;
+    const double *actual_s, *model_s; /* per in->variants; NULL: none recorded */
+} matrix_plan_state;
+int matrix_plan_write_state(const char *path, const matrix_plan_input *in, const matrix_plan *p,
+                            const matrix_plan_state *state, char *err, size_t cap);
+
+enum { MATRIX_PLAN_NAME_CAP = 32 };
+typedef struct matrix_plan_saved_rate {
+    char variant[MATRIX_PLAN_NAME_CAP];
+    int threads, bandwidth_bound;
+    double rate;
+} matrix_plan_saved_rate;
+typedef struct matrix_plan_saved_record {
+    char variant[MATRIX_PLAN_NAME_CAP];
+    double actual_s, model_s;
+} matrix_plan_saved_record;
+
 typedef struct matrix_plan_saved_entry {
     char *case_name;
     int threads;
@@ -221,6 +267,13 @@ typedef struct matrix_plan_saved {
     double budget_s; /* from the header; NAN when absent */
     int n_entries;
     matrix_plan_saved_entry *entries; /* sorted by (case_name, threads) */
+    /* The state line and what follows it; has_state 0 for a plan written
+     * without one (matrix_plan_write): then only the choices are known. */
+    int has_state;
+    double elapsed_s, overhead_s, setup_per_byte;
+    int n_rates, n_records;
+    matrix_plan_saved_rate *rates;
+    matrix_plan_saved_record *records;
 } matrix_plan_saved;
 
 /* Reads a plan file. MATRIX_PLAN_EIO when it cannot be read,

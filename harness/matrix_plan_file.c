@@ -120,8 +120,38 @@ static void format_exact(double x, char *buf, size_t cap)
     }
 }
 
+/* The state lines (matrix_plan_state) after the header. */
+static void write_state(FILE *f, const matrix_plan_input *in, const matrix_plan_state *st)
+{
+    char e[32], o[32], sb[32];
+    format_exact(st->elapsed_s, e, sizeof e);
+    format_exact(st->overhead_s, o, sizeof o);
+    format_exact(st->setup_per_byte, sb, sizeof sb);
+    fprintf(f, "# state elapsed_s=%s overhead_s=%s setup_per_byte=%s\n", e, o, sb);
+    for (int i = 0; i < in->n_rates; i++) {
+        const matrix_plan_rate *r = &in->rates[i];
+        char x[32];
+        format_exact(r->rate, x, sizeof x);
+        fprintf(f, "# rate variant=%s threads=%d bandwidth=%d rate=%s\n",
+                in->variants[r->variant].name, r->threads, r->bandwidth_bound ? 1 : 0, x);
+    }
+    if (st->actual_s && st->model_s)
+        for (int v = 0; v < in->n_variants; v++) {
+            char a[32], m[32];
+            format_exact(st->actual_s[v], a, sizeof a);
+            format_exact(st->model_s[v], m, sizeof m);
+            fprintf(f, "# record variant=%s actual_s=%s model_s=%s\n", in->variants[v].name, a, m);
+        }
+}
+
 int matrix_plan_write(const char *path, const matrix_plan_input *in, const matrix_plan *p,
                       char *err, size_t cap)
+{
+    return matrix_plan_write_state(path, in, p, NULL, err, cap);
+}
+
+int matrix_plan_write_state(const char *path, const matrix_plan_input *in, const matrix_plan *p,
+                            const matrix_plan_state *state, char *err, size_t cap)
 {
     if (!path || !in || !p || p->n_cells != in->n_cells) {
         set_msg(err, cap, "plan and cells do not match");
@@ -144,6 +174,8 @@ int matrix_plan_write(const char *path, const matrix_plan_input *in, const matri
     format_exact(p->planned_s, ps, sizeof ps);
     fprintf(f, "%s\n# budget_s=%s planned_s=%s cells=%d planned=%d skipped=%d\n", plan_magic, b, ps,
             p->n_cells, p->n_planned, p->n_skipped);
+    if (state)
+        write_state(f, in, state);
     for (int i = 0; i < p->n_cells; i++) {
         const matrix_plan_choice *ch = &p->choices[i];
         char est[32];
@@ -253,6 +285,88 @@ static int parse_entry(const char *line, matrix_plan_saved_entry *e, const char 
     return 0;
 }
 
+/* A variant name up to the next blank into buf; moves past one blank. */
+static int take_name(const char **p, char *buf, size_t cap)
+{
+    size_t n = strcspn(*p, " ");
+    if (n == 0 || n >= cap)
+        return 0;
+    memcpy(buf, *p, n);
+    buf[n] = '\0';
+    *p += n;
+    if (**p == ' ')
+        (*p)++;
+    return 1;
+}
+
+static int take_nonnegative(const char **p, double *out)
+{
+    return take_number(p, out) && *out >= 0;
+}
+
+/* grows *items (of `size` bytes each) to hold one more; 0 or -1 */
+static int grow(void **items, int n, size_t size)
+{
+    if (n & (n - 1))
+        return 0; /* capacity is the next power of two: room left */
+    void *more = realloc(*items, size * (size_t)(n ? 2 * n : 1));
+    if (!more)
+        return -1;
+    *items = more;
+    return 0;
+}
+
+/* One '# state', '# rate' or '# record' line (without the "# "): 1 taken,
+ * 0 not such a line, -1 malformed or out of memory (`why` says which). */
+static int parse_state_line(const char *line, matrix_plan_saved *out, const char **why)
+{
+    const char *p = line;
+    if (take_key(&p, "state ")) {
+        if (!take_key(&p, "elapsed_s=") || !take_nonnegative(&p, &out->elapsed_s) ||
+            !take_key(&p, "overhead_s=") || !take_nonnegative(&p, &out->overhead_s) ||
+            !take_key(&p, "setup_per_byte=") || !take_nonnegative(&p, &out->setup_per_byte) || *p) {
+            *why = "expected '# state elapsed_s=S overhead_s=S setup_per_byte=X'";
+            return -1;
+        }
+        out->has_state = 1;
+        return 1;
+    }
+    if (take_key(&p, "rate ")) {
+        matrix_plan_saved_rate r = {0};
+        double x;
+        if (!take_key(&p, "variant=") || !take_name(&p, r.variant, sizeof r.variant) ||
+            !take_key(&p, "threads=") || !take_int(&p, &r.threads) || !take_key(&p, "bandwidth=") ||
+            !take_number(&p, &x) || (x != 0 && x != 1) || !take_key(&p, "rate=") ||
+            !take_number(&p, &r.rate) || !(r.rate > 0) || *p) {
+            *why = "expected '# rate variant=NAME threads=N bandwidth=0|1 rate=X'";
+            return -1;
+        }
+        r.bandwidth_bound = (int)x;
+        if (grow((void **)&out->rates, out->n_rates, sizeof *out->rates) != 0) {
+            *why = "out of memory";
+            return -1;
+        }
+        out->rates[out->n_rates++] = r;
+        return 1;
+    }
+    if (take_key(&p, "record ")) {
+        matrix_plan_saved_record r = {0};
+        if (!take_key(&p, "variant=") || !take_name(&p, r.variant, sizeof r.variant) ||
+            !take_key(&p, "actual_s=") || !take_nonnegative(&p, &r.actual_s) ||
+            !take_key(&p, "model_s=") || !take_nonnegative(&p, &r.model_s) || *p) {
+            *why = "expected '# record variant=NAME actual_s=S model_s=S'";
+            return -1;
+        }
+        if (grow((void **)&out->records, out->n_records, sizeof *out->records) != 0) {
+            *why = "out of memory";
+            return -1;
+        }
+        out->records[out->n_records++] = r;
+        return 1;
+    }
+    return 0;
+}
+
 static int compare_key(const char *case_a, int threads_a, const char *case_b, int threads_b)
 {
     int c = strcmp(case_a, case_b);
@@ -301,6 +415,15 @@ int matrix_plan_read(const char *path, matrix_plan_saved *out, char *err, size_t
             continue;
         }
         if (line[0] == '#') {
+            const char *why = "";
+            int taken = strncmp(line, "# ", 2) == 0 ? parse_state_line(line + 2, out, &why) : 0;
+            if (taken < 0) {
+                set_msg(err, cap, "%s line %d: %s", path, lineno, why);
+                rc = MATRIX_PLAN_EFORMAT;
+                break;
+            }
+            if (taken)
+                continue;
             const char *b = strstr(line, "budget_s=");
             if (b) {
                 b += strlen("budget_s=");
@@ -360,6 +483,8 @@ int matrix_plan_saved_free(matrix_plan_saved *s)
     for (int i = 0; i < s->n_entries; i++)
         free(s->entries[i].case_name);
     free(s->entries);
+    free(s->rates);
+    free(s->records);
     *s = (matrix_plan_saved){.budget_s = NAN};
     return MATRIX_PLAN_OK;
 }

@@ -334,6 +334,139 @@ static void test_budget_below_fast_cells(check_tally *tc)
     matrix_plan_free(&p);
 }
 
+/* The per-variant correction: exact numbers from the formula, a variant
+ * with no record follows the run, and the factor scales its cells only. */
+static void test_factors(check_tally *tc)
+{
+    const double actual[N_VARIANTS] = {30, 0, 10};
+    const double model[N_VARIANTS] = {10, 0, 10};
+    double f[N_VARIANTS];
+    CHECK(tc, matrix_plan_factors(N_VARIANTS, actual, model, 5, f) == MATRIX_PLAN_OK, "factors");
+    const double g = 40.0 / 20.0;
+    CHECK(tc, fabs(f[V_NAIVE] - (30 + 5 * g) / 15) < 1e-12, "naive %g", f[V_NAIVE]);
+    CHECK(tc, fabs(f[V_BLOCKED] - g) < 1e-12, "no record: the run's %g, got %g", g, f[V_BLOCKED]);
+    CHECK(tc, fabs(f[V_AVX512] - (10 + 5 * g) / 15) < 1e-12, "avx512 %g", f[V_AVX512]);
+    /* Much done: the variant's own ratio, not the run's. */
+    const double a2[N_VARIANTS] = {3000, 0, 500}, m2[N_VARIANTS] = {1000, 0, 1000};
+    CHECK(tc, matrix_plan_factors(N_VARIANTS, a2, m2, 1, f) == MATRIX_PLAN_OK, "factors");
+    CHECK(tc, fabs(f[V_NAIVE] - 3) < 0.01 && fabs(f[V_AVX512] - 0.5) < 0.01, "own records: %g, %g",
+          f[V_NAIVE], f[V_AVX512]);
+    const double none[N_VARIANTS] = {0, 0, 0};
+    CHECK(tc,
+          matrix_plan_factors(N_VARIANTS, none, none, 1, f) == MATRIX_PLAN_OK && f[0] == 1 &&
+              f[1] == 1 && f[2] == 1,
+          "nothing done: factors 1");
+    const double bad[N_VARIANTS] = {-1, 0, 0};
+    CHECK(tc, matrix_plan_factors(N_VARIANTS, bad, none, 1, f) == MATRIX_PLAN_EINVAL,
+          "a negative record is refused");
+    CHECK(tc, matrix_plan_factors(N_VARIANTS, none, none, 0, f) == MATRIX_PLAN_EINVAL,
+          "a zero prior weight is refused");
+
+    fake_table t;
+    table_init(&t);
+    int a = add_cell(&t, V_NAIVE, 1, 0.5), b = add_cell(&t, V_AVX512, 2, 0.5);
+    const matrix_plan_choice one = {.repetitions = 1};
+    double sa, sb, sa2, sb2;
+    matrix_plan_cell_seconds(&t.in, a, &one, &sa);
+    matrix_plan_cell_seconds(&t.in, b, &one, &sb);
+    const double factor[N_VARIANTS] = {2.0, 1.0, 1.0};
+    t.in.time_factor = factor;
+    matrix_plan_cell_seconds(&t.in, a, &one, &sa2);
+    matrix_plan_cell_seconds(&t.in, b, &one, &sb2);
+    CHECK(tc, sa2 == 2 * sa && sb2 == sb, "factor 2 on naive: %g -> %g, avx512 %g -> %g", sa, sa2,
+          sb, sb2);
+    /* A refit with naive running 2x its model: the same budget buys a
+     * smaller policy, and naive's estimates are twice the model's. */
+    t.in.time_factor = NULL;
+    for (int i = 0; i < 20; i++) {
+        add_cell(&t, V_NAIVE, 1, 0.5);
+        add_cell(&t, V_AVX512, 2, 0.5);
+    }
+    t.in.budget_s = 1e6;
+    matrix_plan p;
+    char why[300];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    unsigned char done[MAX_CELLS] = {0};
+    const double left = 0.75 * p.planned_s;
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, left, 1.0, why, sizeof why) == 0, "%s", why);
+    const double scale_uncorrected = p.scale;
+    t.in.time_factor = factor;
+    CHECK(tc, matrix_plan_refit(&t.in, &p, done, left, 1.0, why, sizeof why) == 0, "%s", why);
+    CHECK(tc, p.planned_s <= left * (1 + 1e-12) && p.scale < scale_uncorrected,
+          "refit with naive at 2x: %g s of %g, scale %g (uncorrected %g)", p.planned_s, left,
+          p.scale, scale_uncorrected);
+    int doubled = 1;
+    for (int i = 0; i < t.n; i++) {
+        matrix_plan_input raw = t.in;
+        raw.time_factor = NULL;
+        double m;
+        matrix_plan_cell_seconds(&raw, i, &p.choices[i], &m);
+        const double want = t.cells[i].variant == V_NAIVE ? 2 * m : m;
+        doubled &= p.choices[i].skipped || fabs(p.choices[i].est_s - want) <= 1e-12 * want;
+    }
+    CHECK(tc, doubled, "the refit's estimates carry the factors");
+    matrix_plan_free(&p);
+}
+
+/* The state lines --resume carries on from: written and read back exactly;
+ * a plan without them reads as has_state 0; a damaged one is refused. */
+static void test_state_round_trip(check_tally *tc)
+{
+    fake_table t;
+    mixed_table(&t);
+    t.in.budget_s = sum_of_floors(&t);
+    matrix_plan p;
+    char why[300], path[128];
+    CHECK(tc, matrix_plan_make(&t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    snprintf(path, sizeof path, "/tmp/test_matrix_plan_state.%ld.plan", (long)getpid());
+    const double actual[N_VARIANTS] = {12.5, 0, 1.0 / 3}, model[N_VARIANTS] = {10, 0, 0.1};
+    const matrix_plan_state st = {567.25, 0.1234567, 1.1e-9, actual, model};
+    CHECK(tc, matrix_plan_write_state(path, &t.in, &p, &st, why, sizeof why) == MATRIX_PLAN_OK,
+          "%s", why);
+    matrix_plan_saved s;
+    CHECK(tc, matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc,
+          s.has_state && s.elapsed_s == st.elapsed_s && s.overhead_s == st.overhead_s &&
+              s.setup_per_byte == st.setup_per_byte && s.n_entries == t.n,
+          "state read back: has %d elapsed %.17g overhead %.17g setup %.17g", s.has_state,
+          s.elapsed_s, s.overhead_s, s.setup_per_byte);
+    CHECK(tc, s.n_rates == t.in.n_rates && s.n_records == N_VARIANTS, "%d rates, %d records",
+          s.n_rates, s.n_records);
+    for (int i = 0; i < s.n_rates && i < t.in.n_rates; i++)
+        CHECK(tc,
+              strcmp(s.rates[i].variant, variants[t.in.rates[i].variant].name) == 0 &&
+                  s.rates[i].threads == t.in.rates[i].threads &&
+                  s.rates[i].bandwidth_bound == t.in.rates[i].bandwidth_bound &&
+                  s.rates[i].rate == t.in.rates[i].rate,
+              "rate %d read back differs", i);
+    for (int v = 0; v < s.n_records && v < N_VARIANTS; v++)
+        CHECK(tc,
+              strcmp(s.records[v].variant, variants[v].name) == 0 &&
+                  s.records[v].actual_s == actual[v] && s.records[v].model_s == model[v],
+              "record %d read back differs: %.17g %.17g", v, s.records[v].actual_s,
+              s.records[v].model_s);
+    matrix_plan_saved_free(&s);
+    CHECK(tc, matrix_plan_write(path, &t.in, &p, why, sizeof why) == MATRIX_PLAN_OK, "%s", why);
+    CHECK(tc, matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_OK && !s.has_state,
+          "a plan without state reads as has_state %d", s.has_state);
+    matrix_plan_saved_free(&s);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# attnbench matrix plan 1\n# state elapsed_s=-3 overhead_s=0 setup_per_byte=0\n");
+    fclose(f);
+    CHECK(tc,
+          matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
+              strstr(why, "line 2") && strstr(why, "elapsed_s"),
+          "negative elapsed: '%s'", why);
+    f = fopen(path, "w");
+    fprintf(f, "# attnbench matrix plan 1\n# rate variant=avx2 threads=2 bandwidth=2 rate=1\n");
+    fclose(f);
+    CHECK(tc,
+          matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_EFORMAT && strstr(why, "rate"),
+          "bad rate line: '%s'", why);
+    remove(path);
+    matrix_plan_free(&p);
+}
+
 static void test_file_round_trip(check_tally *tc)
 {
     fake_table t;
@@ -583,6 +716,8 @@ int main(void)
     test_file_round_trip(&tc);
     test_remaining(&tc);
     test_refit(&tc);
+    test_factors(&tc);
+    test_state_round_trip(&tc);
     test_print(&tc);
     test_bad_input(&tc);
     test_budget_parser(&tc);

@@ -102,6 +102,47 @@ grep -q "old.csv' was written before the q_dtype, kv_dtype and o_dtype columns" 
     note "pre-dtype CSV message: $(cat old.log)"
 cmp -s old.csv "$(dirname "$checker")/scripts/fixtures/matrix.csv" || note "the pre-dtype CSV was modified"
 
+# --budget interrupted: FILE.plan keeps the wall time spent; --resume
+# carries on the same plan (the same cells, each once) with that time off
+# the budget, and both runs together stay within it (+10 %).
+budget_s=20
+bud=(--preset test --peak "$peak" --variant stream --variant avx2 --threads 1 --min-time 0.5 --budget ${budget_s}s)
+rm -f budget.csv budget.meta.json budget.plan
+set -m
+"$attnbench" matrix "${bud[@]}" --out budget.csv >budget.log 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+    rows=$(($(wc -l 2>/dev/null <budget.csv || echo 0) - 1))
+    ((rows >= 3)) && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -INT "$pid"
+wait "$pid"
+code=$?
+set +m
+((code == 130)) || note "budgeted run: exit $code, want 130 ($(tail -2 budget.log))"
+spent=$(sed -n 's/^# state elapsed_s=\([0-9.e+-]*\) .*/\1/p' budget.plan)
+echo "budgeted run interrupted after $(($(wc -l <budget.csv) - 1)) rows, ${spent:-no} s in budget.plan"
+[[ -n "$spent" ]] && "$python" -c "import sys; sys.exit(not 0 < float('$spent') < $budget_s)" ||
+    note "budget.plan after the interrupt: no time spent recorded ('$spent')"
+"$attnbench" matrix "${bud[@]}" --out budget.csv --resume >budget-resume.log 2>&1 ||
+    note "budgeted resume: $(tail -3 budget-resume.log)"
+grep -q "the runs before spent" budget-resume.log ||
+    note "the resumed run did not carry on the plan: $(grep 'matrix:' budget-resume.log | head -3)"
+total=$(sed -n 's/^# state elapsed_s=\([0-9.e+-]*\) .*/\1/p' budget.plan)
+echo "both runs: ${total:-?} s of a ${budget_s} s budget"
+"$python" -c "import sys; sys.exit(not (float('$spent') < float('$total') <= 1.1 * $budget_s))" ||
+    note "both runs took ${total:-?} s of a ${budget_s} s budget (first ${spent:-?} s)"
+"$python" - full.csv budget.csv <<'PY' || note "budget.csv: not each stream/avx2 1-thread cell once"
+import csv, sys
+want = sorted(r["case"] for r in csv.DictReader(open(sys.argv[1]))
+              if r["variant"] in ("stream", "avx2") and r["threads"] == "1")
+got = sorted(r["case"] for r in csv.DictReader(open(sys.argv[2])))
+sys.exit(0 if want == got and want else 1)
+PY
+"$python" "$checker" whole-rows budget.csv || fail=1
+
 # Resuming into a CSV that is not ours is refused.
 printf 'a,b,c\n1,2,3\n' >foreign.csv
 "$attnbench" matrix "${common[@]}" --out foreign.csv --resume >foreign.log 2>&1
