@@ -9,8 +9,11 @@
  *           lanes with XOR permutes, so every lane of a row holds its m, l;
  *   P·V     V rows streamed in order into a register tile of acc (rp rows
  *           x nz column vectors), the weight broadcast from the scores.
- * K and V are each read front to back, once: two plain streams the
- * prefetchers keep at memory speed. Rows as lanes (the block kernel) would
+ * K and V are each read front to back, once: K as a plain stream (with a
+ * software prefetch 4 KiB ahead), V's rows fetched whole into L2 while
+ * the scores of their keys run, so P·V's column passes over the block hit
+ * L2 (a prefetch ahead within a pass came too late: +5-25 % from this,
+ * most under a neighbour's memory load). Rows as lanes (the block kernel) would
  * leave 8 - R lanes idle and broadcast K element by element: at GQA decode
  * (R = 4) that ran at half the read roof. An f16/bf16 KV cache is read as
  * it is, 8 elements per 16-byte load widened in registers (vcvtph2ps; a
@@ -125,6 +128,19 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
+    /* These keys' V rows, whole, into L2 while the scores run: P·V walks
+     * the block's V in column passes (rows strided by d_v), which the
+     * hardware prefetchers do not follow and a prefetch a few rows ahead
+     * cannot hide; fetched here, with K's stream, every pass hits L2. */
+    if (!t->staged) {
+        const void *vb = kv_base(t, 1, T);
+        const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
+        for (int i = 0; i < min32(kg, nk); i++) {
+            const char *row = byte_at(vb, (size_t)(j - t->kv_row0 + i) * t->d_v, T);
+            for (size_t b = 0; b < row_bytes; b += 64)
+                _mm_prefetch(row + b, _MM_HINT_T1);
+        }
+    }
     for (int n = 0; n < LANES; n++)
         acc[n] = _mm256_setzero_ps();
     int32_t c = 0;
@@ -156,9 +172,6 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         __m256 v[4];
-        if (r0 == 0 && !t->staged)
-            for (int z = 0; z < nz; z++)
-                _mm_prefetch(byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
                                                : load8(vb, vr + LANES * z, T);

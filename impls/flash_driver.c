@@ -13,12 +13,18 @@ typedef struct flash_plan {
     int64_t tasks;          /* batch · heads_kv · tiles_per_head */
     int32_t rows;           /* rows per tile, padded to lanes */
     int32_t splits;         /* key-range chunks per tile (1: no split) */
-    int few;                /* the geometry's few_kernel and row-major layout */
-    int32_t ld;             /* few: row stride of q and acc */
+    /* Tiles of one head that share each staged key block (1: none share):
+     * a unit is `group` consecutive tiles, or a (tile, chunk) when split. */
+    int32_t group;
+    int64_t groups_per_head, units;
+    int few;    /* the geometry's few_kernel and row-major layout */
+    int32_t ld; /* few: row stride of q and acc */
     /* Element (r, t) of q is at r·q_rs + t·q_ts, (r, c) of acc at r·acc_rs + c·acc_cs. */
     size_t q_rs, q_ts, acc_rs, acc_cs;
-    /* Per-thread slice, in floats from its start (each 64-byte aligned). */
+    /* Per-thread slice, in floats from its start (each 64-byte aligned);
+     * qt, seen and state once per tile of a group, *_step floats apart. */
     size_t qt_at, seen_at, scores_at, state_at, slice_floats;
+    size_t qt_step, seen_step;
     /* f16/bf16 K/V: one key block of each, widened (stage_keys rows). */
     size_t kstage_at, vstage_at;
     int32_t stage_keys;  /* 0: K/V are f32, read in place */
@@ -58,6 +64,25 @@ static int32_t choose_splits(const attn_problem *p, const flash_geometry *g, int
     return (int32_t)(s < blocks ? s : blocks);
 }
 
+/* Narrow K/V in the block kernels: each staged (widened) key block serves
+ * up to FLASH_GROUP_TILES query tiles of its head before the next block
+ * is widened, so the widening costs 1/group of what a block per tile
+ * would (a 32-row tile at d = 128 spent ~7 % of its time widening).
+ * Groups only while there are units enough for every thread (4 per
+ * thread: the round-robin's balance); the rows' results are the same
+ * bits whatever the group. */
+enum { FLASH_GROUP_TILES = 4 };
+
+static int32_t choose_group(const attn_problem *p, int64_t heads, int64_t tiles_per_head)
+{
+    const int64_t threads = p->threads > 0 ? p->threads : 1;
+    int32_t group = FLASH_GROUP_TILES;
+    while (group > 1 &&
+           (group > tiles_per_head || heads * ceil_div(tiles_per_head, group) < 4 * threads))
+        group /= 2;
+    return group;
+}
+
 static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan *pl)
 {
     const attn_shape *s = &p->shape;
@@ -81,6 +106,16 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     }
     pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
     pl->splits = choose_splits(p, g, pl->tasks);
+    /* Narrow K/V are staged a block at a time, except for a few kernel
+     * that reads them itself. */
+    const int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
+    const int staged = p->types.kv != ATTN_F32 && !direct;
+    pl->group = staged && !pl->few && pl->splits == 1
+                    ? choose_group(p, (int64_t)s->batch * s->heads_kv, pl->tiles_per_head)
+                    : 1;
+    pl->groups_per_head = ceil_div(pl->tiles_per_head, pl->group);
+    pl->units = pl->group > 1 ? (int64_t)s->batch * s->heads_kv * pl->groups_per_head
+                              : pl->tasks * pl->splits;
 
     size_t r = (size_t)pl->rows, end = 0, n, acc_floats;
     pl->q_rs = pl->few ? (size_t)pl->ld : 1;
@@ -97,14 +132,17 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         return ATTN_ENOMEM;
     if (__builtin_mul_overflow(pl->few ? (size_t)pl->ld : (size_t)s->d_k, r, &n))
         return ATTN_ENOMEM;
+    pl->qt_step = attn_line_floats(n);
+    pl->seen_step = attn_line_floats(r); /* int32 and float are both 4 bytes */
+    if (pl->qt_step < n || __builtin_mul_overflow(pl->qt_step, (size_t)pl->group, &n))
+        return ATTN_ENOMEM;
     pl->qt_at = carve(&end, n);
-    pl->seen_at = carve(&end, r); /* int32 and float are both 4 bytes */
+    pl->seen_at = carve(&end, pl->seen_step * (size_t)pl->group);
     pl->scores_at = carve(&end, (size_t)g->kv_block * r);
-    pl->state_at = carve(&end, pl->state_floats);
-    /* Narrow K/V are staged a block at a time, except for a few kernel
-     * that reads them itself. */
-    int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
-    if (p->types.kv != ATTN_F32 && !direct) {
+    if (__builtin_mul_overflow(pl->state_floats, (size_t)pl->group, &n))
+        return ATTN_ENOMEM;
+    pl->state_at = carve(&end, n);
+    if (staged) {
         pl->stage_keys = g->kv_block;
         pl->kstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_k);
         pl->vstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_v);
@@ -275,28 +313,21 @@ static void fold_few(const flash_geometry *g, const flash_tile *t, const kv_stag
     }
 }
 
-/* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
- * finish into O (no split) or leave the partial state for the merge. */
-static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
-                     float *slice, float *partials, int64_t unit)
+/* Packs task `task` (its `chunk` of `splits`) into qt, seen and state and
+ * returns its tile: the key blocks it folds are those its rows can see
+ * (causal skipping: blocks no row sees are never visited). */
+static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
+                             float *slice, task_rows *t, int64_t task, int32_t chunk, float *qt,
+                             int32_t *seen, float *state)
 {
-    int64_t task = unit / pl->splits;
-    int32_t chunk = (int32_t)(unit % pl->splits);
-    task_rows t = locate(p, pl, task);
-    int32_t *seen = (int32_t *)(slice + pl->seen_at);
-    float *qt = slice + pl->qt_at;
-    float *state =
-        pl->splits > 1 ? partials + (size_t)unit * pl->state_floats : slice + pl->state_at;
+    *t = locate(p, pl, task);
     int32_t seen_min;
-    int32_t seen_max = pack_tile(p, pl, &t, qt, seen, &seen_min);
+    int32_t seen_max = pack_tile(p, pl, t, qt, seen, &seen_min);
     init_state(pl, state);
-
-    /* The chunk's blocks, counted over the keys this tile can see: blocks
-     * that no row sees are never visited (causal skipping). */
     int64_t blocks = ceil_div(seen_max, g->kv_block);
     int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
     int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
-    flash_tile tile = {
+    return (flash_tile){
         .rows = pl->rows,
         .d_k = p->shape.d_k,
         .d_v = p->shape.d_v,
@@ -307,10 +338,10 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .seen_min = seen_min,
         .seen = seen,
         .qt = pl->few ? NULL : qt,
-        .k = p->types.kv != ATTN_F32 ? NULL : attn_k_head(p, t.b, t.kv_head * p->group),
-        .v = p->types.kv != ATTN_F32 ? NULL : attn_v_head(p, t.b, t.kv_head * p->group),
-        .k_src = attn_k_head(p, t.b, t.kv_head * p->group),
-        .v_src = attn_v_head(p, t.b, t.kv_head * p->group),
+        .k = p->types.kv != ATTN_F32 ? NULL : attn_k_head(p, t->b, t->kv_head * p->group),
+        .v = p->types.kv != ATTN_F32 ? NULL : attn_v_head(p, t->b, t->kv_head * p->group),
+        .k_src = attn_k_head(p, t->b, t->kv_head * p->group),
+        .v_src = attn_v_head(p, t->b, t->kv_head * p->group),
         .kv_type = p->types.kv,
         .m = state,
         .l = state + pl->rows,
@@ -320,15 +351,34 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
+}
+
+static kv_stage make_stage(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
+                           float *slice, const task_rows *t)
+{
     kv_stage stage = {0};
-    if (pl->stage_keys) {
-        stage.k = attn_k_head(p, t.b, t.kv_head * p->group);
-        stage.v = attn_v_head(p, t.b, t.kv_head * p->group);
-        stage.type = p->types.kv;
-        stage.widen = g->widen ? g->widen : attn_widen_best();
-        stage.kbuf = slice + pl->kstage_at;
-        stage.vbuf = slice + pl->vstage_at;
-    }
+    stage.k = attn_k_head(p, t->b, t->kv_head * p->group);
+    stage.v = attn_v_head(p, t->b, t->kv_head * p->group);
+    stage.type = p->types.kv;
+    stage.widen = g->widen ? g->widen : attn_widen_best();
+    stage.kbuf = slice + pl->kstage_at;
+    stage.vbuf = slice + pl->vstage_at;
+    return stage;
+}
+
+/* One (tile, chunk) unit: pack, fold the chunk's key blocks in, and either
+ * finish into O (no split) or leave the partial state for the merge. */
+static void run_unit(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
+                     float *slice, float *partials, int64_t unit)
+{
+    int64_t task = unit / pl->splits;
+    int32_t chunk = (int32_t)(unit % pl->splits);
+    int32_t *seen = (int32_t *)(slice + pl->seen_at);
+    float *state =
+        pl->splits > 1 ? partials + (size_t)unit * pl->state_floats : slice + pl->state_at;
+    task_rows t;
+    flash_tile tile = start_tile(p, g, pl, slice, &t, task, chunk, slice + pl->qt_at, seen, state);
+    kv_stage stage = pl->stage_keys ? make_stage(p, g, pl, slice, &t) : (kv_stage){0};
     const kv_stage *st = pl->stage_keys ? &stage : NULL;
     if (!pl->few)
         fold_blocks(g, &tile, st);
@@ -336,6 +386,50 @@ static void run_unit(const attn_problem *p, const flash_geometry *g, const flash
         fold_few(g, &tile, st);
     if (pl->splits == 1)
         finish_tile(p, pl, &t, seen, state);
+}
+
+/* A group of consecutive tiles of one head (narrow K/V, no split): each
+ * key block is widened once and folded into every tile that sees it, in
+ * the same block order as a tile alone, so each row gets the same bits. */
+static void run_group(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
+                      float *slice, int64_t unit)
+{
+    const int64_t head = unit / pl->groups_per_head;
+    const int64_t first = head * pl->tiles_per_head + (unit % pl->groups_per_head) * pl->group;
+    const int64_t left = (head + 1) * pl->tiles_per_head - first;
+    const int32_t n = (int32_t)(left < pl->group ? left : pl->group);
+    task_rows t[FLASH_GROUP_TILES];
+    flash_tile tile[FLASH_GROUP_TILES];
+    int32_t kv_end = 0;
+    for (int32_t i = 0; i < n; i++) {
+        tile[i] =
+            start_tile(p, g, pl, slice, &t[i], first + i, 0, slice + pl->qt_at + i * pl->qt_step,
+                       (int32_t *)(slice + pl->seen_at + i * pl->seen_step),
+                       slice + pl->state_at + i * pl->state_floats);
+        kv_end = tile[i].kv_end > kv_end ? tile[i].kv_end : kv_end;
+    }
+    const kv_stage stage = make_stage(p, g, pl, slice, &t[0]);
+    int32_t nv = pl->rows / g->lanes;
+    const flash_block_fn *fn =
+        g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
+    for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
+        int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
+        flash_tile b = stage_block(&tile[0], &stage, j0, nb);
+        for (int32_t i = 0; i < n; i++) {
+            if (j0 >= tile[i].kv_end)
+                continue;
+            /* The tile's own block: the same keys, its rows' end. */
+            int32_t nbi = tile[i].kv_end - j0 < nb ? tile[i].kv_end - j0 : nb;
+            flash_tile bi = tile[i];
+            bi.k = b.k;
+            bi.v = b.v;
+            bi.kv_row0 = j0;
+            bi.staged = 1;
+            fn[bi.seen_min < j0 + nbi](&bi, j0, nbi);
+        }
+    }
+    for (int32_t i = 0; i < n; i++)
+        finish_tile(p, pl, &t[i], tile[i].seen, tile[i].m);
 }
 
 /* Merges a task's chunk states in chunk order and writes its O rows:
@@ -386,13 +480,17 @@ int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace)
         return rc;
     float *ws = workspace;
     float *partials = ws + pl.partials_at;
-    const int64_t units = pl.tasks * pl.splits;
+    const int64_t units = pl.units;
 #pragma omp parallel num_threads(p->threads)
     {
         const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
         float *slice = ws + (size_t)tid * pl.slice_floats;
-        for (int64_t u = tid; u < units; u += nth)
-            run_unit(p, g, &pl, slice, partials, u);
+        for (int64_t u = tid; u < units; u += nth) {
+            if (pl.group > 1)
+                run_group(p, g, &pl, slice, u);
+            else
+                run_unit(p, g, &pl, slice, partials, u);
+        }
         if (pl.splits > 1) {
 #pragma omp barrier
             for (int64_t task = tid; task < pl.tasks; task += nth)

@@ -13,7 +13,10 @@
  * exp, sum, rescale, causal mask — a vertical vector operation.
  *
  * Threads: OpenMP over (batch, K/V head, tile) units, static round-robin, so
- * a row's result never depends on which thread computed it. When there are
+ * a row's result never depends on which thread computed it. With f16/bf16
+ * K/V a unit is a group of up to 4 consecutive tiles of one head, so each
+ * widened key block serves them all (the same blocks in the same order per
+ * tile: the same bits as tile by tile). When there are
  * fewer units than 2 × threads (decode: n_q = 1), each tile's key range is
  * also split into `splits` contiguous chunks whose partial (max, sum, acc)
  * are merged in chunk order (flash-decoding): splits depends only on the

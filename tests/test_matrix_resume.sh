@@ -104,16 +104,18 @@ cmp -s old.csv "$(dirname "$checker")/scripts/fixtures/matrix.csv" || note "the 
 
 # --budget interrupted: FILE.plan keeps the wall time spent; --resume
 # carries on the same plan (the same cells, each once) with that time off
-# the budget, and both runs together stay within it (+10 %).
-budget_s=20
-bud=(--preset test --peak "$peak" --variant stream --variant avx2 --threads 1 --min-time 0.5 --budget ${budget_s}s)
+# the budget, and both runs together stay within it. The budget is ample
+# (calibration alone may take half a minute under ASan on a busy machine):
+# what is checked is the bookkeeping; the fit is test_matrix_plan's.
+budget_s=600
+bud=(--preset test --peak "$peak" --threads 1 --min-time 0.5 --budget 10m)
 rm -f budget.csv budget.meta.json budget.plan
 set -m
 "$attnbench" matrix "${bud[@]}" --out budget.csv >budget.log 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
     rows=$(($(wc -l 2>/dev/null <budget.csv || echo 0) - 1))
-    ((rows >= 3)) && break
+    ((rows >= 2)) && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
 done
@@ -128,16 +130,15 @@ echo "budgeted run interrupted after $(($(wc -l <budget.csv) - 1)) rows, ${spent
     note "budget.plan after the interrupt: no time spent recorded ('$spent')"
 "$attnbench" matrix "${bud[@]}" --out budget.csv --resume >budget-resume.log 2>&1 ||
     note "budgeted resume: $(tail -3 budget-resume.log)"
-grep -q "the runs before spent" budget-resume.log ||
+grep -q "the runs before spent [0-9]* s of the $budget_s s budget" budget-resume.log ||
     note "the resumed run did not carry on the plan: $(grep 'matrix:' budget-resume.log | head -3)"
 total=$(sed -n 's/^# state elapsed_s=\([0-9.e+-]*\) .*/\1/p' budget.plan)
 echo "both runs: ${total:-?} s of a ${budget_s} s budget"
 "$python" -c "import sys; sys.exit(not (float('$spent') < float('$total') <= 1.1 * $budget_s))" ||
-    note "both runs took ${total:-?} s of a ${budget_s} s budget (first ${spent:-?} s)"
-"$python" - full.csv budget.csv <<'PY' || note "budget.csv: not each stream/avx2 1-thread cell once"
+    note "both runs: ${total:-?} s recorded of a ${budget_s} s budget (first ${spent:-?} s)"
+"$python" - full.csv budget.csv <<'PY' || note "budget.csv: not each 1-thread cell once"
 import csv, sys
-want = sorted(r["case"] for r in csv.DictReader(open(sys.argv[1]))
-              if r["variant"] in ("stream", "avx2") and r["threads"] == "1")
+want = sorted(r["case"] for r in csv.DictReader(open(sys.argv[1])) if r["threads"] == "1")
 got = sorted(r["case"] for r in csv.DictReader(open(sys.argv[2])))
 sys.exit(0 if want == got and want else 1)
 PY
