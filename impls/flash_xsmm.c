@@ -98,11 +98,25 @@ static void gemm_run(const tile_gemm *g, const float *a, const float *b, float *
     }
 }
 
+/* The AVX2 vector exp behind its feature check, glibc's expf only where
+ * the CPU lacks AVX2 + FMA (or a mask hides them). One decision for the
+ * kernel and for what the descriptor reports (exp_in_use, perf-targets'
+ * exp row), so the report cannot claim an exp the kernel does not call. */
+static int has_vector_exp(void)
+{
+    const uint32_t avx2 = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
+    return (attn_cpu()->features & avx2) == avx2;
+}
+
+static const char *xsmm_exp_in_use(void)
+{
+    return has_vector_exp() ? "avx2" : "expf";
+}
+
 /* x = e^x over n floats in place. */
 static void exp_in_place(float *x, size_t n)
 {
-    const uint32_t avx2 = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
-    if ((attn_cpu()->features & avx2) == avx2) {
+    if (has_vector_exp()) {
         attn_exp_avx2_array(x, x, n);
         return;
     }
@@ -234,6 +248,7 @@ const attn_variant attn_variant_xsmm = {
     .library = "libxsmm",
     .library_version = xsmm_library_version,
     .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
+    .exp_in_use = xsmm_exp_in_use,
     .workspace_size = xsmm_workspace,
     .run = xsmm_run,
 };

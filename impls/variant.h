@@ -76,6 +76,12 @@ typedef struct attn_variant {
     /* 1 when its instructions treat subnormal narrow inputs as zero
      * (vdpbf16ps, AMX): verify then flushes them in the reference too. */
     int denormals_are_zero;
+    /* For a variant that picks its softmax exp at run time: the one it
+     * calls on this CPU (attn_cpu(), masks included), by peak's names:
+     * "avx2" or "avx512" (the vector exps of exp_array.h) or "expf"
+     * (glibc's scalar one). perf-targets reports xsmm's. NULL: the exp is
+     * fixed by the variant's ISA, or not declared. */
+    const char *(*exp_in_use)(void);
     /* Bytes of workspace run() needs for this problem and p->threads.
      * Returns ATTN_OK, or ATTN_ENOMEM when the size overflows. */
     int (*workspace_size)(const attn_problem *p, size_t *bytes);
