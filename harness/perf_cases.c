@@ -28,9 +28,10 @@ static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
                       0.3, 10.0},
     [PERF_TARGETS] =
         {"perf-targets",
-         "the performance targets' rows: prefill n=4096 h8 d128/d64 (causal on/off, all threads; "
-         "non-causal at 1 thread), decode 1 x 32768 Hq32/Hkv8 d128; prefill d128 in bf16 and "
-         "f16, decode with an f16 and a bf16 KV cache",
+         "the performance targets' rows: prefill n=4096 h8 d128/d64 (causal on/off at all "
+         "threads; non-causal at 1, 2 and all), quick's prefill shapes (n 128..2048) at all "
+         "threads, decode 1 x 4096..32768 Hq32/Hkv8 and Hq32/Hkv32 d128; prefill d128 in bf16 "
+         "and f16, decode with an f16 and a bf16 KV cache",
          in_perf_targets, 5, 0.5, 10.0},
     [PERF_TEST] = {"test", "tiny shapes for ctest (seconds)", NULL, 2, 0.002, 1.0},
 };
@@ -65,9 +66,9 @@ const char *attn_perf_preset_names(void)
 
 /* Which thread counts a row of a preset runs at. */
 typedef enum thread_set {
-    T_ONE,         /* 1 */
     T_ALL,         /* all */
     T_ONE_AND_ALL, /* 1 and all */
+    T_ONE_TWO_ALL, /* 1, 2 and all (each once) */
     T_LADDER,      /* 1, 2, 4, ... and all */
     T_EVERY,       /* 1, 2, 3, ... all (powers of two past 16) */
 } thread_set;
@@ -117,14 +118,18 @@ static int thread_counts(const case_builder *b, thread_set set, int t[64])
     }
     const int all = b->all;
     switch (set) {
-    case T_ONE:
-        t[n++] = 1;
-        break;
     case T_ALL:
         t[n++] = all;
         break;
     case T_ONE_AND_ALL:
         t[n++] = 1;
+        if (all > 1)
+            t[n++] = all;
+        break;
+    case T_ONE_TWO_ALL:
+        t[n++] = 1;
+        if (all > 2)
+            t[n++] = 2;
         if (all > 1)
             t[n++] = all;
         break;
@@ -183,13 +188,20 @@ static attn_shape grouped(int32_t hq, int32_t hkv, int32_t n_q, int32_t n_kv, in
     return (attn_shape){1, hq, hkv, n_q, n_kv, d, d, causal, 0.0f};
 }
 
-static void quick(case_builder *b)
+/* quick's prefill grid. perf-targets times it too, at all threads: its
+ * blas and peer targets judge every prefill shape of both presets. */
+static void quick_prefill(case_builder *b, thread_set set)
 {
     const int32_t ns[] = {128, 512, 2048}, ds[] = {64, 128};
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++)
             for (int32_t causal = 0; causal <= 1; causal++)
-                push(b, mha(8, ns[i], ds[j], causal), T_ONE_AND_ALL);
+                push(b, mha(8, ns[i], ds[j], causal), set);
+}
+
+static void quick(case_builder *b)
+{
+    quick_prefill(b, T_ONE_AND_ALL);
     push(b, grouped(32, 8, 1, 4096, 128, 0), T_ONE_AND_ALL);
     /* One cheap cell of each low-precision kind the targets judge. */
     push_low(b, mha(8, 512, 128, 0), T_ALL, &BF16, 1, NULL);
@@ -258,14 +270,22 @@ static void scaling(case_builder *b)
     push(b, grouped(32, 8, 1, 32768, 128, 0), T_EVERY);
 }
 
+/* The cells perf_targets.c reads, each once (tests/test_perf_targets
+ * checks the two agree). */
 static void targets(case_builder *b)
 {
+    /* Non-causal at 1 and 2 threads too: the 1-thread roof targets and
+     * every fused variant's 2-vs-1-thread speed-up. */
     for (int32_t d = 128; d >= 64; d /= 2) {
-        push(b, mha(8, 4096, d, 0), T_ALL);
+        push(b, mha(8, 4096, d, 0), T_ONE_TWO_ALL);
         push(b, mha(8, 4096, d, 1), T_ALL);
-        push(b, mha(8, 4096, d, 0), T_ONE);
     }
-    push(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL);
+    quick_prefill(b, T_ALL);
+    /* Decode against KV caches of 4096..32768, GQA 32/8 and MHA 32/32: the
+     * read-roof and the best-peer targets. 32/32 at 32768 is a 1 GiB cache. */
+    for (int32_t heads_kv = 8; heads_kv <= 32; heads_kv *= 4)
+        for (int32_t n_kv = 4096; n_kv <= 32768; n_kv *= 2)
+            push(b, grouped(32, heads_kv, 1, n_kv, 128, 0), T_ALL);
     /* The low-precision targets: prefill with bf16/f16 inputs and decode
      * with a half-size KV cache, each beside its f32 row above. */
     const attn_types prefill_low[] = {BF16, F16}, decode_low[] = {F16KV, BF16KV};

@@ -15,7 +15,7 @@ typedef enum attn_perf_preset {
                      a bf16 / narrow-KV slice for the fast variants */
     PERF_DECODE,  /* n_q = 1 (and 4) against KV caches up to 32768 */
     PERF_SCALING, /* every thread count on a few shapes */
-    PERF_TARGETS, /* the performance targets' rows, f32 and the low-precision ones */
+    PERF_TARGETS, /* the performance targets' rows (perf_targets.h), f32 and low precision */
     PERF_TEST,    /* seconds: tiny shapes for ctest */
     PERF_PRESET_COUNT
 } attn_perf_preset;
