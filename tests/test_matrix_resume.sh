@@ -113,9 +113,11 @@ rm -f budget.csv budget.meta.json budget.plan
 set -m
 "$attnbench" matrix "${bud[@]}" --out budget.csv >budget.log 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
+# Calibration comes first (40 s under ASan on a busy 2-core machine): wait
+# up to 5 minutes for the first rows.
+for _ in $(seq 1 6000); do
     rows=$(($(wc -l 2>/dev/null <budget.csv || echo 0) - 1))
-    ((rows >= 2)) && break
+    ((rows >= 2)) && [[ -f budget.plan ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
 done
