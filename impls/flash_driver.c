@@ -262,14 +262,19 @@ typedef struct kv_stage {
     float *kbuf, *vbuf;
 } kv_stage;
 
-/* A copy of t that holds keys [j0, j0 + nb) widened into the stage. */
-static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j0, int32_t nb)
+/* Widens keys [j0, j0 + nb) of the head into the stage. */
+static void widen_block(const kv_stage *st, int32_t d_k, int32_t d_v, int32_t j0, int32_t nb)
+{
+    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * d_k), st->type, st->kbuf,
+              (size_t)nb * d_k);
+    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * d_v), st->type, st->vbuf,
+              (size_t)nb * d_v);
+}
+
+/* A copy of t that reads the block staged from key j0 on. */
+static flash_tile staged_view(const flash_tile *t, const kv_stage *st, int32_t j0)
 {
     flash_tile b = *t;
-    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * t->d_k), st->type, st->kbuf,
-              (size_t)nb * t->d_k);
-    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * t->d_v), st->type, st->vbuf,
-              (size_t)nb * t->d_v);
     b.k = st->kbuf;
     b.v = st->vbuf;
     b.kv_row0 = j0;
@@ -277,14 +282,27 @@ static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j
     return b;
 }
 
+/* A copy of t that holds keys [j0, j0 + nb) widened into the stage. */
+static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j0, int32_t nb)
+{
+    widen_block(st, t->d_k, t->d_v, j0, nb);
+    return staged_view(t, st, j0);
+}
+
+/* The geometry's block kernels for tiles of `rows` rows. */
+static const flash_block_fn *block_fns(const flash_geometry *g, int32_t rows)
+{
+    int32_t nv = rows / g->lanes;
+    return g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1]
+                     : g->any_rows;
+}
+
 /* The tile's key blocks through the geometry's block kernels: the mask
  * only where some row of the tile stops seeing keys inside the block.
  * Narrow K/V (st non-NULL): each block widened first. */
 static void fold_blocks(const flash_geometry *g, const flash_tile *t, const kv_stage *st)
 {
-    int32_t nv = t->rows / g->lanes;
-    const flash_block_fn *fn =
-        g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
+    const flash_block_fn *fn = block_fns(g, t->rows);
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = t->kv_end - j0 < t->kv_block ? t->kv_end - j0 : t->kv_block;
         if (st) {
@@ -409,22 +427,16 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
         kv_end = tile[i].kv_end > kv_end ? tile[i].kv_end : kv_end;
     }
     const kv_stage stage = make_stage(p, g, pl, slice, &t[0]);
-    int32_t nv = pl->rows / g->lanes;
-    const flash_block_fn *fn =
-        g->blocks ? g->blocks[(nv < FLASH_MAX_VECTORS ? nv : FLASH_MAX_VECTORS) - 1] : g->any_rows;
+    const flash_block_fn *fn = block_fns(g, pl->rows);
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
         int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
-        flash_tile b = stage_block(&tile[0], &stage, j0, nb);
+        widen_block(&stage, p->shape.d_k, p->shape.d_v, j0, nb);
         for (int32_t i = 0; i < n; i++) {
             if (j0 >= tile[i].kv_end)
                 continue;
             /* The tile's own block: the same keys, its rows' end. */
             int32_t nbi = tile[i].kv_end - j0 < nb ? tile[i].kv_end - j0 : nb;
-            flash_tile bi = tile[i];
-            bi.k = b.k;
-            bi.v = b.v;
-            bi.kv_row0 = j0;
-            bi.staged = 1;
+            flash_tile bi = staged_view(&tile[i], &stage, j0);
             fn[bi.seen_min < j0 + nbi](&bi, j0, nbi);
         }
     }

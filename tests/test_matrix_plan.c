@@ -334,6 +334,25 @@ static void test_budget_below_fast_cells(check_tally *tc)
     matrix_plan_free(&p);
 }
 
+/* A plan file holding `text` is refused as EFORMAT with a message that
+ * contains each of the NULL-terminated `want` strings. */
+static void check_refused(check_tally *tc, const char *path, const char *text, const char *what,
+                          const char *const *want)
+{
+    char why[300] = "";
+    FILE *f = fopen(path, "w");
+    CHECK(tc, f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+    matrix_plan_saved s;
+    int ok = matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_EFORMAT;
+    for (int i = 0; want[i]; i++)
+        ok &= strstr(why, want[i]) != NULL;
+    CHECK(tc, ok, "%s: '%s'", what, why);
+}
+
 /* The per-variant correction: exact numbers from the formula, a variant
  * with no record follows the run, and the factor scales its cells only. */
 static void test_factors(check_tally *tc)
@@ -450,19 +469,12 @@ static void test_state_round_trip(check_tally *tc)
     CHECK(tc, matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_OK && !s.has_state,
           "a plan without state reads as has_state %d", s.has_state);
     matrix_plan_saved_free(&s);
-    FILE *f = fopen(path, "w");
-    fprintf(f, "# attnbench matrix plan 1\n# state elapsed_s=-3 overhead_s=0 setup_per_byte=0\n");
-    fclose(f);
-    CHECK(tc,
-          matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
-              strstr(why, "line 2") && strstr(why, "elapsed_s"),
-          "negative elapsed: '%s'", why);
-    f = fopen(path, "w");
-    fprintf(f, "# attnbench matrix plan 1\n# rate variant=avx2 threads=2 bandwidth=2 rate=1\n");
-    fclose(f);
-    CHECK(tc,
-          matrix_plan_read(path, &s, why, sizeof why) == MATRIX_PLAN_EFORMAT && strstr(why, "rate"),
-          "bad rate line: '%s'", why);
+    check_refused(tc, path,
+                  "# attnbench matrix plan 1\n# state elapsed_s=-3 overhead_s=0 setup_per_byte=0\n",
+                  "negative elapsed", (const char *const[]){"line 2", "elapsed_s", NULL});
+    check_refused(tc, path,
+                  "# attnbench matrix plan 1\n# rate variant=avx2 threads=2 bandwidth=2 rate=1\n",
+                  "bad rate line", (const char *const[]){"line 2", "rate", NULL});
     remove(path);
     matrix_plan_free(&p);
 }
@@ -518,28 +530,15 @@ static void test_file_round_trip(check_tally *tc)
     matrix_plan_saved_free(&saved);
 
     /* A foreign or damaged file is refused with its line number. */
-    FILE *f = fopen(path, "w");
-    fprintf(f, "# attnbench matrix plan 1\nimpl=x threads=1 reps=2 min_time=0 max_time=1\n");
-    fclose(f);
-    CHECK(tc,
-          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
-              strstr(why, "line 2") != NULL,
-          "damaged file: '%s'", why);
-    f = fopen(path, "w");
-    fprintf(f, "case,variant\n");
-    fclose(f);
-    CHECK(tc,
-          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
-              strstr(why, "not an attnbench plan") != NULL,
-          "foreign file: '%s'", why);
-    f = fopen(path, "w");
-    fprintf(f, "# attnbench matrix plan 1\na threads=1 reps=2 min_time=0 max_time=1 est_s=1\n"
-               "a threads=1 reps=3 min_time=0 max_time=1 est_s=1\n");
-    fclose(f);
-    CHECK(tc,
-          matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EFORMAT &&
-              strstr(why, "twice") != NULL,
-          "duplicate: '%s'", why);
+    check_refused(tc, path,
+                  "# attnbench matrix plan 1\nimpl=x threads=1 reps=2 min_time=0 max_time=1\n",
+                  "damaged file", (const char *const[]){"line 2", NULL});
+    check_refused(tc, path, "case,variant\n", "foreign file",
+                  (const char *const[]){"not an attnbench plan", NULL});
+    check_refused(tc, path,
+                  "# attnbench matrix plan 1\na threads=1 reps=2 min_time=0 max_time=1 est_s=1\n"
+                  "a threads=1 reps=3 min_time=0 max_time=1 est_s=1\n",
+                  "duplicate", (const char *const[]){"twice", NULL});
     remove(path);
     CHECK(tc, matrix_plan_read(path, &saved, why, sizeof why) == MATRIX_PLAN_EIO, "missing: '%s'",
           why);

@@ -15,6 +15,17 @@ rm -f full.csv full.meta.json cut.csv cut.meta.json killed.csv killed.meta.json 
     typed.csv typed.meta.json old.csv
 fail=0
 note() { echo "FAILED: $*"; fail=1; }
+# wait_rows PID CSV POLLS [FILE]: until CSV holds 2 rows (and FILE exists,
+# when given), PID has ended, or POLLS polls of 0.05 s have passed.
+wait_rows() {
+    local pid=$1 csv=$2 polls=$3 also=${4:-} rows
+    for _ in $(seq 1 "$polls"); do
+        rows=$(($(wc -l 2>/dev/null <"$csv" || echo 0) - 1))
+        ((rows >= 2)) && [[ -z $also || -f $also ]] && return
+        kill -0 "$pid" 2>/dev/null || return # it ended (or never started): stop polling
+        sleep 0.05
+    done
+}
 common=(--preset test --peak "$peak")
 
 "$attnbench" matrix "${common[@]}" --out full.csv >full.log 2>&1 || note "uninterrupted run: $(tail -3 full.log)"
@@ -25,12 +36,7 @@ common=(--preset test --peak "$peak")
 set -m
 "$attnbench" matrix "${common[@]}" --min-time 0.15 --out cut.csv >cut.log 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do
-    rows=$(($(wc -l 2>/dev/null <cut.csv || echo 0) - 1))
-    ((rows >= 2)) && break
-    kill -0 "$pid" 2>/dev/null || break # it ended (or never started): stop polling
-    sleep 0.05
-done
+wait_rows "$pid" cut.csv 300
 kill -INT "$pid"
 wait "$pid"
 code=$?
@@ -47,12 +53,7 @@ total=$(($(wc -l <full.csv) - 1))
 # (one write() per row), and --resume must finish the same set of rows.
 "$attnbench" matrix "${common[@]}" --min-time 0.15 --out killed.csv >killed.log 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do
-    rows=$(($(wc -l 2>/dev/null <killed.csv || echo 0) - 1))
-    ((rows >= 2)) && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
+wait_rows "$pid" killed.csv 300
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 rows=$(($(wc -l <killed.csv) - 1))
@@ -115,12 +116,7 @@ set -m
 pid=$!
 # Calibration comes first (40 s under ASan on a busy 2-core machine): wait
 # up to 5 minutes for the first rows.
-for _ in $(seq 1 6000); do
-    rows=$(($(wc -l 2>/dev/null <budget.csv || echo 0) - 1))
-    ((rows >= 2)) && [[ -f budget.plan ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
+wait_rows "$pid" budget.csv 6000 budget.plan
 kill -INT "$pid"
 wait "$pid"
 code=$?
