@@ -4,8 +4,8 @@
  * else in the loop. `attnbench peak`'s figure for every ISA this CPU has
  * must be at least 90 % of it, at 1 thread and at all threads; a roof
  * below what a trivial kernel reaches is not an upper bound. Each figure
- * is the best of several short runs, alternating the two, so a stolen
- * time slice hits both. */
+ * is the best of several pairs, alternating the two, each side the median
+ * of 3 runs of 20 ms, so a stolen time slice hits both alike. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -66,6 +66,34 @@ static double ref_gflops(const ref_kernel *k, int threads, long rounds)
     return (double)threads * (double)rounds * k->flops_per_round / secs * 1e-9;
 }
 
+/* The same statistic over the same window as attn_peak_measure_fma's:
+ * the median of 3 runs of >= `seconds` each (rounds sized once). A kernel
+ * timed over a few milliseconds against one timed over 20 ms would win
+ * every burst of a neighbour's load on its own: the shorter window more
+ * often falls between the bursts. */
+static long rounds_for(const ref_kernel *k, int threads, double seconds)
+{
+    long rounds = 1L << 16;
+    while (rounds < (1L << 40)) {
+        int64_t t0 = attn_now_ns();
+#pragma omp parallel num_threads(threads)
+        k->run(rounds);
+        if ((double)(attn_now_ns() - t0) * 1e-9 >= seconds)
+            break;
+        rounds *= 2;
+    }
+    return rounds;
+}
+
+static double ref_median_gflops(const ref_kernel *k, int threads, long rounds)
+{
+    double r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = ref_gflops(k, threads, rounds);
+    double lo = fmin(r[0], fmin(r[1], r[2])), hi = fmax(r[0], fmax(r[1], r[2]));
+    return r[0] + r[1] + r[2] - lo - hi;
+}
+
 int main(void)
 {
     check_tally t = {0, 0};
@@ -80,8 +108,7 @@ int main(void)
         }
         for (int c = 0; c < (all > 1 ? 2 : 1); c++) {
             int threads = counts[c];
-            long rounds = 1L << 20;
-            ref_gflops(k, threads, rounds); /* warm-up */
+            const long rounds = rounds_for(k, threads, 0.02); /* also the warm-up */
             /* At least 3 alternating pairs; more, up to 12, only while the
              * ratio is short of 95 %: a neighbour's burst on a shared VM
              * can cost one side 10 % in a few pairs, while a roof that is
@@ -92,7 +119,7 @@ int main(void)
             double ref = 0, peak = 0;
             int rep = 0;
             while (rep < 3 || (rep < 12 && peak < 0.95 * ref)) {
-                double r = ref_gflops(k, threads, rounds);
+                double r = ref_median_gflops(k, threads, rounds);
                 double p = attn_peak_measure_fma(k->isa, threads, 3, 0.02, NULL);
                 ref = r > ref ? r : ref;
                 peak = p > peak ? p : peak;
