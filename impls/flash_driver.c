@@ -426,7 +426,9 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
                        slice + pl->state_at + i * pl->state_floats);
         kv_end = tile[i].kv_end > kv_end ? tile[i].kv_end : kv_end;
     }
-    const kv_stage stage = make_stage(p, g, pl, slice, &t[0]);
+    /* Every tile of the group is of one head: the first names its K/V. */
+    const task_rows head_rows = locate(p, pl, first);
+    const kv_stage stage = make_stage(p, g, pl, slice, &head_rows);
     const flash_block_fn *fn = block_fns(g, pl->rows);
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
         int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
