@@ -9,15 +9,20 @@
  *           lanes with XOR permutes, so every lane of a row holds its m, l;
  *   P·V     V rows streamed in order into a register tile of acc (rp rows
  *           x nz column vectors), the weight broadcast from the scores.
- * K and V are each read front to back, once: K as a plain stream (with a
- * software prefetch 4 KiB ahead), V's rows fetched whole into L2 while
- * the scores of their keys run, so P·V's column passes over the block hit
- * L2 (a prefetch ahead within a pass came too late: +5-25 % from this,
- * most under a neighbour's memory load). Rows as lanes (the block kernel) would
- * leave 8 - R lanes idle and broadcast K element by element: at GQA decode
- * (R = 4) that ran at half the read roof. An f16/bf16 KV cache is read as
- * it is, 8 elements per 16-byte load widened in registers (vcvtph2ps; a
- * zero-extension and a 16-bit shift for bf16), so it moves half the bytes.
+ * K and V are each read front to back, once, one key block ahead: while a
+ * block's scores and P·V run, the next block's K and V rows are fetched
+ * into L2, a few lines per step of either phase, so the memory streams
+ * the whole time and P·V's column passes over the block hit L2 (K also
+ * has a software prefetch 4 KiB ahead into L1). Before, the reads came
+ * only with the scores (K's stream, and each key's V row fetched as its
+ * score ran) and P·V, as long as the scores at GQA decode, left the
+ * memory idle: A/B at 2 threads, n_kv = 32768, d = 128, medians of 8
+ * alternations: 1.23x at Hq 32 / Hkv 8, 1.20x at 32 / 32. Rows as lanes
+ * (the block kernel) would leave 8 - R lanes idle and broadcast K element
+ * by element: at GQA decode (R = 4) that ran at half the read roof. An
+ * f16/bf16 KV cache is read as it is, 8 elements per 16-byte load widened
+ * in registers (vcvtph2ps; a zero-extension and a 16-bit shift for bf16),
+ * so it moves half the bytes.
  * -mavx2 -mfma -mf16c (the f16 copies run only where the CPU has F16C:
  * flash_avx2.c's few_reads). */
 #include <immintrin.h>
@@ -92,13 +97,34 @@ FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
     return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
 }
 
+/* The next key block's K rows, then its V rows, into L2: `per` lines at
+ * every step of this block's scores and P·V (see the top of the file). */
+typedef struct few_prefetch {
+    const char *at[2];
+    int32_t lines[2];
+    int32_t per; /* lines per step */
+} few_prefetch;
+
+FLASH_INLINE void few_prefetch_step(few_prefetch *f)
+{
+    for (int32_t n = 0; n < f->per; n++) {
+        const int w = f->lines[0] > 0 ? 0 : 1;
+        if (f->lines[w] <= 0)
+            return;
+        _mm_prefetch(f->at[w], _MM_HINT_T1);
+        f->at[w] += 64;
+        f->lines[w]--;
+    }
+}
+
 /* acc[i·R + r] += q_r[c..c+8) · k_i[c..c+8) (key i's row from element
  * k[i] of kb); `tail` (n lanes) for the last columns of d_k: K past d_k is
  * the next key's row (maybe NaN), never read. */
 FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t *k, int32_t c,
-                               int tail, const int R, const int T, __m256 *acc)
+                               int tail, const int R, const int T, __m256 *acc, few_prefetch *pf)
 {
     const int kg = LANES / R;
+    few_prefetch_step(pf);
     /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
      * R = 8 would need 17 of the 16 ymm: q is reloaded from L1 per key. */
     __m256 q[4];
@@ -119,7 +145,7 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
 /* Unscaled scores of the 8/R keys from key j (nk of them real: the rest
  * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
 FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
-                                     const int T)
+                                     const int T, few_prefetch *pf)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
@@ -128,11 +154,11 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
-    /* These keys' V rows, whole, into L2 while the scores run: P·V walks
-     * the block's V in column passes (rows strided by d_v), which the
-     * hardware prefetchers do not follow and a prefetch a few rows ahead
-     * cannot hide; fetched here, with K's stream, every pass hits L2. */
-    if (!t->staged) {
+    /* The tile's first block has had no block before it to fetch it: its
+     * keys' V rows, whole, into L2 while their scores run (P·V walks V in
+     * column passes, rows strided by d_v, which the hardware prefetchers
+     * do not follow). */
+    if (!t->staged && j < t->kv_begin + t->kv_block) {
         const void *vb = kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
         for (int i = 0; i < min32(kg, nk); i++) {
@@ -145,9 +171,9 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
         acc[n] = _mm256_setzero_ps();
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
-        few_dot_step(t, kb, k, c, LANES, R, T, acc);
+        few_dot_step(t, kb, k, c, LANES, R, T, acc, pf);
     if (c < d_k)
-        few_dot_step(t, kb, k, c, d_k - c, R, T, acc);
+        few_dot_step(t, kb, k, c, d_k - c, R, T, acc, pf);
     return attn_hsum8_avx2(acc);
 }
 
@@ -155,7 +181,8 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
  * `last` lanes): alpha, then the block's weighted V rows. */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, int last, const int R,
-                                 const int T, const int masked, const float *alpha, int rescale)
+                                 const int T, const int masked, const float *alpha, int rescale,
+                                 few_prefetch *pf)
 {
     const int32_t d_v = t->d_v;
     __m256 a[FEW_ROWS][4];
@@ -171,6 +198,7 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
+        few_prefetch_step(pf);
         __m256 v[4];
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
@@ -193,32 +221,75 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
 
 /* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: at
  * most 8 accumulators, nz V vectors and a broadcast in the 16 ymm. */
-FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
-                                const int nz, int last, const int R, const int T, const int masked,
-                                const float *alpha, int rescale)
+static inline int few_rows_per_pass(int nz, int R)
 {
     const int rp_max = nz > 2 ? 2 : nz > 1 ? 4 : 8;
-    const int rp = R < rp_max ? R : rp_max;
+    return R < rp_max ? R : rp_max;
+}
+
+FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
+                                const int nz, int last, const int R, const int T, const int masked,
+                                const float *alpha, int rescale, few_prefetch *pf)
+{
+    const int rp = few_rows_per_pass(nz, R);
     for (int32_t r0 = 0; r0 < R; r0 += rp)
-        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale, pf);
 }
 
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
-                         const int masked, const float *alpha, int rescale)
+                         const int masked, const float *alpha, int rescale, few_prefetch *pf)
 {
     const int32_t nzv = (t->d_v + LANES - 1) / LANES;
     const int lastn = t->d_v - LANES * (nzv - 1);
     int32_t z0 = 0;
     for (; z0 + 4 <= nzv; z0 += 4)
-        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha,
-                      rescale);
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
+                      pf);
     if (z0 + 2 <= nzv) {
-        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha,
-                      rescale);
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
+                      pf);
         z0 += 2;
     }
     if (z0 < nzv)
-        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale, pf);
+}
+
+/* Steps of one block of nb keys: the scores' dot steps plus P·V's key
+ * steps, pass by pass (as few_group_scores and few_pv walk them). */
+static int64_t few_steps(const flash_tile *t, int32_t nb, int R)
+{
+    const int32_t nzv = (t->d_v + LANES - 1) / LANES;
+    int64_t rows_passes = 0;
+    int32_t z0 = 0;
+    for (; z0 + 4 <= nzv; z0 += 4)
+        rows_passes += (R + few_rows_per_pass(4, R) - 1) / few_rows_per_pass(4, R);
+    if (z0 + 2 <= nzv) {
+        rows_passes += (R + few_rows_per_pass(2, R) - 1) / few_rows_per_pass(2, R);
+        z0 += 2;
+    }
+    if (z0 < nzv)
+        rows_passes += (R + few_rows_per_pass(1, R) - 1) / few_rows_per_pass(1, R);
+    const int kg = LANES / R;
+    return (int64_t)((nb + kg - 1) / kg) * ((t->d_k + LANES - 1) / LANES) + rows_passes * nb;
+}
+
+/* The prefetch of the block after [j0, j0 + nb) (none when staged: the
+ * driver widens each block from its narrow source). */
+static few_prefetch few_next_block(const flash_tile *t, int32_t j0, int32_t nb, int R, int T)
+{
+    few_prefetch f = {{NULL, NULL}, {0, 0}, 0};
+    const int32_t j1 = j0 + nb, nb1 = min32(t->kv_block, t->kv_end - j1);
+    if (t->staged || nb1 <= 0)
+        return f;
+    const size_t es = T == ATTN_F32 ? 4 : 2;
+    const size_t kbytes = (size_t)nb1 * (size_t)t->d_k * es, vbytes = (size_t)nb1 * t->d_v * es;
+    f.at[0] = byte_at(kv_base(t, 0, T), (size_t)(j1 - t->kv_row0) * t->d_k, T);
+    f.at[1] = byte_at(kv_base(t, 1, T), (size_t)(j1 - t->kv_row0) * t->d_v, T);
+    f.lines[0] = (int32_t)((kbytes + 63) / 64);
+    f.lines[1] = (int32_t)((vbytes + 63) / 64);
+    const int64_t steps = few_steps(t, nb, R);
+    f.per = (int32_t)((f.lines[0] + f.lines[1] + steps - 1) / steps);
+    return f;
 }
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
@@ -232,9 +303,10 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     const __m256i seen =
         _mm256_permutevar8x32_epi32(_mm256_maskload_epi32(t->seen, attn_tail_mask_avx2(R)),
                                     _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1)));
+    few_prefetch pf = few_next_block(t, j0, nb, R, T);
     __m256 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T);
+        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T, &pf);
         __m256i jv = _mm256_add_epi32(key, _mm256_set1_epi32(j0 + jj));
         __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(j0 + nb), jv);
         if (masked)
@@ -260,7 +332,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     *l = _mm256_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
     float alpha_r[LANES] __attribute__((aligned(32)));
     _mm256_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
-    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale);
+    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale, &pf);
 }
 
 FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T)
