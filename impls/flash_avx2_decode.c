@@ -9,15 +9,18 @@
  *           lanes with XOR permutes, so every lane of a row holds its m, l;
  *   P·V     V rows streamed in order into a register tile of acc (rp rows
  *           x nz column vectors), the weight broadcast from the scores.
- * K and V are each read front to back, once, one key block ahead: while a
- * block's scores and P·V run, the next block's K and V rows are fetched
- * into L2, a few lines per step of either phase, so the memory streams
+ * K and V are each read front to back, once; f32 K/V one key block ahead:
+ * while a block's scores and P·V run, the next block's K and V rows are
+ * fetched into L2, a few lines per step of either phase, so the memory streams
  * the whole time and P·V's column passes over the block hit L2 (K also
  * has a software prefetch 4 KiB ahead into L1). Before, the reads came
  * only with the scores (K's stream, and each key's V row fetched as its
  * score ran) and P·V, as long as the scores at GQA decode, left the
  * memory idle: A/B at 2 threads, n_kv = 32768, d = 128, medians of 8
- * alternations: 1.23x at Hq 32 / Hkv 8, 1.20x at 32 / 32. Rows as lanes
+ * alternations of a timing program of its own (inputs from malloc): 1.23x
+ * at Hq 32 / Hkv 8, 1.20x at 32 / 32; under `attnbench bench` the two
+ * builds tied (17-19 ms at 32 / 8), so how much the hardware prefetchers
+ * already cover depends on the buffers' pages. Rows as lanes
  * (the block kernel) would leave 8 - R lanes idle and broadcast K element
  * by element: at GQA decode (R = 4) that ran at half the read roof. An
  * f16/bf16 KV cache is read as it is, 8 elements per 16-byte load widened
@@ -98,7 +101,12 @@ FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
 }
 
 /* The next key block's K rows, then its V rows, into L2: `per` lines at
- * every step of this block's scores and P·V (see the top of the file). */
+ * every step of this block's scores and P·V (see the top of the file).
+ * f32 K/V only: with an f16/bf16 cache (half the bytes, widened in
+ * registers) the same prefetch made decode 1.7x slower in an A/B at n_kv =
+ * 32768, Hq 32 / Hkv 8; those copies keep each key's V row fetched with its
+ * score, in every block, and do not even carry the step (its registers
+ * alone cost them 1.5x). */
 typedef struct few_prefetch {
     const char *at[2];
     int32_t lines[2];
@@ -124,7 +132,8 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
                                int tail, const int R, const int T, __m256 *acc, few_prefetch *pf)
 {
     const int kg = LANES / R;
-    few_prefetch_step(pf);
+    if (T == ATTN_F32)
+        few_prefetch_step(pf);
     /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
      * R = 8 would need 17 of the 16 ymm: q is reloaded from L1 per key. */
     __m256 q[4];
@@ -154,11 +163,11 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
-    /* The tile's first block has had no block before it to fetch it: its
-     * keys' V rows, whole, into L2 while their scores run (P·V walks V in
-     * column passes, rows strided by d_v, which the hardware prefetchers
-     * do not follow). */
-    if (!t->staged && j < t->kv_begin + t->kv_block) {
+    /* A block no block before it fetched (a tile's first; every block of
+     * an f16/bf16 cache): its keys' V rows, whole, into L2 while their
+     * scores run (P·V walks V in column passes, rows strided by d_v, which
+     * the hardware prefetchers do not follow). */
+    if (!t->staged && (T != ATTN_F32 || j < t->kv_begin + t->kv_block)) {
         const void *vb = kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
         for (int i = 0; i < min32(kg, nk); i++) {
@@ -198,7 +207,8 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
-        few_prefetch_step(pf);
+        if (T == ATTN_F32)
+            few_prefetch_step(pf);
         __m256 v[4];
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
@@ -279,7 +289,7 @@ static few_prefetch few_next_block(const flash_tile *t, int32_t j0, int32_t nb, 
 {
     few_prefetch f = {{NULL, NULL}, {0, 0}, 0};
     const int32_t j1 = j0 + nb, nb1 = min32(t->kv_block, t->kv_end - j1);
-    if (t->staged || nb1 <= 0)
+    if (t->staged || T != ATTN_F32 || nb1 <= 0)
         return f;
     const size_t es = T == ATTN_F32 ? 4 : 2;
     const size_t kbytes = (size_t)nb1 * (size_t)t->d_k * es, vbytes = (size_t)nb1 * t->d_v * es;
