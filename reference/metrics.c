@@ -87,8 +87,12 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
         return;
     }
     const int exact_row = r->n_seen == 1 || r->top_gap >= 110.0;
-    const double k_terms =
-        (3.0 * r->n_seen + 2.0 * exp_ulps + 3.0 * rescales + 8.0) * unit_roundoff;
+    const double k_ops = 3.0 * r->n_seen + 2.0 * exp_ulps + 3.0 * rescales + 8.0;
+    const double k_terms = k_ops * unit_roundoff;
+    /* Each of those float32 operations may also be off by 2^-150 absolute
+     * where its result is subnormal: a correctly rounded subnormal O (or
+     * one computed through subnormal weights) must not fail rule A. */
+    const double k_floor = k_ops * attn_err_underflow_floor(0);
     const double weight_term = expm1(2.0 * r->sigma);
     /* The class terms (docs/accuracy-classes.md): each weight rounded once
      * to t before P·V, normaliser of rounded or unrounded weights; O
@@ -108,8 +112,8 @@ void attn_err_row(attn_err_stats *e, const attn_ref_input *in, int32_t b, int32_
                 fail(e, "C (NaN in v: column must be NaN)", b, h, i, c, o, got[c], 0.0);
             continue;
         }
-        const double b32 =
-            weight_term * r->D[c] + k_terms * r->M[c] + p_term * r->D[c] + p_floor * r->M[c];
+        const double b32 = weight_term * r->D[c] + k_terms * r->M[c] + k_floor + p_term * r->D[c] +
+                           p_floor * r->M[c];
         const double bound = b32 + u_o * (fabs(o) + b32) + o_floor;
         /* Rule C: an f16 O beyond its range is +-Inf, as the conversion
          * gives (65520 = 65504 + half an ulp rounds up). */

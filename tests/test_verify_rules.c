@@ -463,6 +463,30 @@ static void test_class_daz(check_tally *t)
     }
 }
 
+/* Rule A's underflow floor (ACCURACY.md): two equal keys, V = 3 and 0
+ * times the smallest subnormal, so o = 1.5 subnormals exactly. The float
+ * nearest (2 subnormals, ties to even) must pass, though it is off by
+ * 2^-150 while M·u is ~2^-167; a result 2^-140 away must still fail. */
+static void test_subnormal_floor(check_tally *t)
+{
+    const attn_shape s = {1, 1, 1, 1, 2, 1, 1, 0, 1.0f};
+    const float q[1] = {0.0f}, k[2] = {0.0f, 0.0f}, v[2] = {0x3p-149f, 0.0f};
+    attn_ref_input in = attn_ref_input_make(&s, q, k, v);
+    double o[1], D[1], M[1], scores[2];
+    attn_ref_row r = {.o = o, .D = D, .M = M, .scores = scores};
+    CHECK(t, attn_reference_row(&in, 0, 0, 0, &r) == ATTN_OK && o[0] == 0x3p-150,
+          "subnormal floor: the reference gave %a, not 0x3p-150", o[0]);
+    const float nearest[1] = {0x1p-148f}, far[1] = {0x1p-140f};
+    attn_err_stats st;
+    attn_err_init(&st);
+    attn_err_row(&st, &in, 0, 0, 0, &r, nearest, 1, 1, NULL);
+    CHECK(t, st.failures == 0, "a correctly rounded subnormal O failed: %s", st.first_failure);
+    attn_err_init(&st);
+    attn_err_row(&st, &in, 0, 0, 0, &r, far, 1, 1, NULL);
+    CHECK(t, st.failures > 0 && strstr(st.first_failure, "rule A"),
+          "an O 2^-140 off at subnormal scale passed rule A: '%s'", st.first_failure);
+}
+
 int main(void)
 {
     check_tally t = {0};
@@ -535,5 +559,6 @@ int main(void)
     test_class_o_toward_zero(&t);
     test_class_p_rounded_twice(&t);
     test_class_daz(&t);
+    test_subnormal_floor(&t);
     return check_report("verify_rules", &t);
 }
