@@ -18,9 +18,9 @@
  * score ran) and P·V, as long as the scores at GQA decode, left the
  * memory idle: A/B at 2 threads, n_kv = 32768, d = 128, medians of 8
  * alternations of a timing program of its own (inputs from malloc): 1.23x
- * at Hq 32 / Hkv 8, 1.20x at 32 / 32; under `attnbench bench` the two
- * builds tied (17-19 ms at 32 / 8), so how much the hardware prefetchers
- * already cover depends on the buffers' pages. Rows as lanes
+ * at Hq 32 / Hkv 8, 1.20x at 32 / 32; under `attnbench bench`, medians of
+ * 6 alternations, 1.04x and 1.20x (what the hardware prefetchers already
+ * cover differs with the buffers). Rows as lanes
  * (the block kernel) would leave 8 - R lanes idle and broadcast K element
  * by element: at GQA decode (R = 4) that ran at half the read roof. An
  * f16/bf16 KV cache is read as it is, 8 elements per 16-byte load widened
