@@ -138,6 +138,7 @@ def answer_rows(rows):
         answers.append({
             "shape_class": key[0], "d_k": key[1], "threads": key[2], "variant": ranked[0],
             "pct_peak": _median(pcts),
+            "above_roof": sum(ab.above_roof(r) for r in winner.values()),
             "runner_up": runner_up,
             "margin": _margin(ours[runner_up], winner) if runner_up else None,
             "peer": peer,
@@ -182,7 +183,8 @@ def table_lines(rows):
     if not answers:
         return [caption(), "", "No passing rows in any shape class."]
     table = [[a["shape_class"], a["d_k"], a["threads"], f"**{a['variant']}**",
-              ab.fmt_num(a["pct_peak"]), _times(a["margin"], a["runner_up"]),
+              ab.fmt_num(a["pct_peak"]) + (f" ({a['above_roof']} above the roof)"
+                                           if a["above_roof"] else ""), _times(a["margin"], a["runner_up"]),
               _times(a["peer_margin"], a["peer"]), f"{a['shapes']}/{a['shapes_total']}"]
              for a in answers]
     return [caption(), ""] + ab.format_table(HEADER, table, markdown=True).splitlines()

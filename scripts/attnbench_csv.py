@@ -348,6 +348,18 @@ def run_cli(main, argv=None):
 
 # Number and table formatting shared by report.py and compare.py ------------
 
+def above_roof(r):
+    """A row measured above its roof: the roof under-measured, so its
+    pct_peak is no fraction of anything."""
+    return bool(r.get("roof_exceeded")) or (is_finite(r.get("pct_peak"))
+                                            and r["pct_peak"] > 100.0)
+
+
+def fmt_pct(r):
+    """pct_peak for a table cell, marked where the roof was exceeded."""
+    return fmt_num(r["pct_peak"]) + (" (above the roof)" if above_roof(r) else "")
+
+
 def fmt_num(value, digits=3):
     """Significant digits without exponent noise: 74.1, 0.812, 1230."""
     if value is None:

@@ -57,8 +57,7 @@ def fmt_bytes(n):
 
 
 def roof_exceeded_rows(rows):
-    return [r for r in rows if r.get("roof_exceeded") or
-            (ab.is_finite(r["pct_peak"]) and r["pct_peak"] > 100.0)]
+    return [r for r in rows if ab.above_roof(r)]
 
 
 def section_roof_banner(rows):
@@ -247,7 +246,7 @@ def section_best(rows):
         table.append([ab.shape_label(best), best["threads"], best["limit"],
                       f"**{best['variant']}**",
                       ab.fmt_time_ns(best["time_ns_median"]), ab.fmt_num(best["gflops"]),
-                      ab.fmt_num(best["gbytes_per_s"]), ab.fmt_num(best["pct_peak"]),
+                      ab.fmt_num(best["gbytes_per_s"]), ab.fmt_pct(best),
                       speedup_over(by_variant.get("naive"), best),
                       speedup_over(by_variant.get("blas"), best),
                       vs_peer_text(best_peer(peers_of.get((ab.shape_of(best), best["threads"]),

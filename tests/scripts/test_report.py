@@ -147,5 +147,18 @@ class ReportPeers(unittest.TestCase):
             self.assertTrue(any(r[-1].startswith("1.50× (torch)") for r in best))
 
 
+class AboveRoof(unittest.TestCase):
+    """A row above its roof is marked wherever its % of roof is printed."""
+
+    def test_fmt_pct(self):
+        import attnbench_csv as ab
+        self.assertEqual(ab.fmt_pct({"pct_peak": 54.532, "roof_exceeded": 0}), "54.5")
+        self.assertEqual(ab.fmt_pct({"pct_peak": 105.0, "roof_exceeded": 1}),
+                         "105 (above the roof)")
+        # Over 100 % is above the roof even where the flag was not written.
+        self.assertTrue(ab.above_roof({"pct_peak": 101.0}))
+        self.assertFalse(ab.above_roof({"pct_peak": None}))
+
+
 if __name__ == "__main__":
     unittest.main()
