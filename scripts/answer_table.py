@@ -177,14 +177,19 @@ def caption():
             "details follow below.")
 
 
+def _pct(a):
+    """The class's median % of roof, saying how many of its rows beat their roof."""
+    above = f" ({a['above_roof']} above the roof)" if a["above_roof"] else ""
+    return ab.fmt_num(a["pct_peak"]) + above
+
+
 def table_lines(rows):
     """The markdown table (caption first) as a list of lines."""
     answers = answer_rows(rows)
     if not answers:
         return [caption(), "", "No passing rows in any shape class."]
     table = [[a["shape_class"], a["d_k"], a["threads"], f"**{a['variant']}**",
-              ab.fmt_num(a["pct_peak"]) + (f" ({a['above_roof']} above the roof)"
-                                           if a["above_roof"] else ""), _times(a["margin"], a["runner_up"]),
+              _pct(a), _times(a["margin"], a["runner_up"]),
               _times(a["peer_margin"], a["peer"]), f"{a['shapes']}/{a['shapes_total']}"]
              for a in answers]
     return [caption(), ""] + ab.format_table(HEADER, table, markdown=True).splitlines()
