@@ -71,7 +71,8 @@ static int matrix_peaks(const matrix_opts *o, const char *meta, const matrix_cel
 }
 
 /* Estimated seconds of a cell, for the ETA: its work at a guessed third of
- * the limit that applies, times the repetitions. */
+ * the limit that applies, times the repetitions (twice for a cell timed
+ * with its twin: the twin's rounds take as long again, about). */
 static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const attn_peak *pk)
 {
     double limit_s;
@@ -87,7 +88,7 @@ static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const 
         timed = o->min_time;
     if (timed > o->max_time)
         timed = o->max_time;
-    return cell_overhead_s + 3.0 * limit_s + timed;
+    return cell_overhead_s + 3.0 * limit_s + (pc->pair == ATTN_PAIR_NONE ? 1.0 : 2.0) * timed;
 }
 
 int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap)

@@ -93,6 +93,14 @@ int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row);
 
+/* Times `cell` in alternating rounds with `twin` (matrix_pair.c): the
+ * row's time_ns_* and repetitions from cell's calls, paired_time_ns_median
+ * from twin's in the same rounds; at least `reps` rounds and about
+ * `min_time` seconds per side, fewer rounds past `max_time`. 0, or -1
+ * with the row failed. */
+int matrix_time_paired(struct attn_perf_cell *cell, struct attn_perf_cell *twin, long reps,
+                       double min_time, double max_time, attn_result_row *row);
+
 /* The roof test for a row with timings: pct_peak and roof_exceeded. */
 void matrix_judge_roof(attn_result_row *row);
 

@@ -32,7 +32,7 @@ static int calibrate_one(const matrix_opts *o, const attn_variant *v, attn_shape
 {
     char why[300];
     size_t ws;
-    const attn_perf_case pc = {s, threads, {ATTN_F32, ATTN_F32, ATTN_F32}, NULL};
+    const attn_perf_case pc = {s, threads, {ATTN_F32, ATTN_F32, ATTN_F32}, NULL, ATTN_PAIR_NONE};
     if (attn_perf_skip_reason(v, &pc, &ws, why, sizeof why))
         return -1;
     attn_perf_cell cell;

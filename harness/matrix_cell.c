@@ -72,13 +72,42 @@ void matrix_check_output(const attn_variant *judge, const attn_perf_cell *c, con
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", st.first_failure);
 }
 
-static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_plan_choice *plan,
+/* A ratio cell's twin (perf_cases.h, attn_perf_pair) set up beside it:
+ * 1 when `twin` is ready to time, 0 when the cell is timed alone (no twin,
+ * or one this CPU or variant cannot run: its own row says why). The row
+ * names the twin. */
+static int setup_twin(const matrix_opts *o, const matrix_cell *mc, attn_perf_cell *twin,
+                      attn_result_row *row)
+{
+    attn_perf_case tc;
+    size_t ws = 0;
+    char why[400];
+    if (!attn_perf_twin(&mc->pc, &tc) ||
+        attn_perf_skip_reason(mc->variant, &tc, &ws, why, sizeof why))
+        return 0;
+    if (attn_perf_cell_setup(twin, mc->variant, &tc, o->llc_bytes, why, sizeof why) != 0)
+        return 0;
+    attn_case c = {.shape = tc.shape, .data = DATA_NORMAL, .types = tc.types};
+    attn_case_name(mc->variant->name, &c, row->paired_case, sizeof row->paired_case);
+    snprintf(row->paired_variant, sizeof row->paired_variant, "%s", mc->variant->name);
+    row->paired_threads = tc.threads;
+    return 1;
+}
+
+static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_cell *mc,
                       attn_result_row *row)
 {
     /* --budget: the plan's policy for this cell, else the preset's. */
+    const matrix_plan_choice *plan = mc->plan;
     const long reps = plan ? plan->repetitions : o->repetitions;
     const double min_time = plan ? plan->min_time_s : o->min_time;
     const double max_time = plan ? plan->max_time_s : o->max_time;
+    attn_perf_cell twin;
+    if (setup_twin(o, mc, &twin, row)) {
+        matrix_time_paired(c, &twin, reps, min_time, max_time, row);
+        attn_perf_cell_free(&twin);
+        return;
+    }
     static const int max_reps = MATRIX_MAX_REPS;
     double *t = malloc(sizeof *t * (size_t)max_reps);
     if (!t) {
@@ -163,7 +192,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         return;
     }
     if (matrix_check_cell(&cell, all, row) == 0)
-        time_cell(&cell, o, mc->plan, row);
+        time_cell(&cell, o, mc, row);
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;
@@ -194,6 +223,12 @@ void matrix_print_row(const attn_result_row *r)
            r->case_name, r->threads, time, rate);
     if (isfinite(r->max_err_u))
         printf(" E_M=%.2fu", r->max_err_u);
+    /* A variant row timed with its twin: the ratio of the same rounds. */
+    if (r->kind == ATTN_ROW_VARIANT && isfinite(r->paired_time_ns_median) &&
+        r->status == ATTN_ROW_OK)
+        printf("  %.2fx %s (alternating rounds)", r->paired_time_ns_median / r->time_ns_median,
+               r->paired_threads != r->threads ? "its 1-thread twin's speed"
+                                               : "its f32 twin's speed");
     if (r->status != ATTN_ROW_OK)
         printf("  %s: %s", attn_row_status_name(r->status), r->reason);
     if (r->roof_exceeded)

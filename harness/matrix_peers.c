@@ -234,6 +234,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
             row->repetitions = t.n_peer;
             if (best && t.n_variant) {
                 snprintf(row->paired_variant, sizeof row->paired_variant, "%s", best->variant);
+                snprintf(row->paired_case, sizeof row->paired_case, "%s", best->case_name);
+                row->paired_threads = pc->threads;
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "cases.h"
 #include "dtype.h"
 #include "variant.h"
 
@@ -97,14 +98,33 @@ typedef struct case_builder {
     const attn_perf_axes *axes; /* overrides; never NULL */
     attn_perf_case *out;
     int cap, n;
+    attn_perf_pair pair; /* of the rows being pushed; kept only by the cells it fits */
 } case_builder;
 
 static void push_one(case_builder *b, const attn_shape *s, int threads, const attn_types *types,
                      int (*includes)(const attn_variant *))
 {
+    attn_perf_pair pair = b->pair;
+    if ((pair == ATTN_PAIR_ONE_THREAD && threads < 2) ||
+        (pair == ATTN_PAIR_F32 && attn_types_all_f32(types)))
+        pair = ATTN_PAIR_NONE;
     if (b->n < b->cap)
-        b->out[b->n] = (attn_perf_case){*s, threads, *types, includes};
+        b->out[b->n] = (attn_perf_case){*s, threads, *types, includes, pair};
     b->n++;
+}
+
+int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin)
+{
+    static const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    if (c->pair == ATTN_PAIR_NONE)
+        return 0;
+    *twin = *c;
+    twin->pair = ATTN_PAIR_NONE;
+    if (c->pair == ATTN_PAIR_ONE_THREAD)
+        twin->threads = 1;
+    else
+        twin->types = f32;
+    return 1;
 }
 
 /* The thread counts of a row, into t (room for 64); returns how many. */
@@ -277,7 +297,9 @@ static void targets(case_builder *b)
     /* Non-causal at 1 and 2 threads too: the 1-thread roof targets and
      * every fused variant's 2-vs-1-thread speed-up. */
     for (int32_t d = 128; d >= 64; d /= 2) {
+        b->pair = ATTN_PAIR_ONE_THREAD;
         push(b, mha(8, 4096, d, 0), T_ONE_TWO_ALL);
+        b->pair = ATTN_PAIR_NONE;
         push(b, mha(8, 4096, d, 1), T_ALL);
     }
     quick_prefill(b, T_ALL);
@@ -289,13 +311,18 @@ static void targets(case_builder *b)
     /* The low-precision targets: prefill with bf16/f16 inputs and decode
      * with a half-size KV cache, each beside its f32 row above. */
     const attn_types prefill_low[] = {BF16, F16}, decode_low[] = {F16KV, BF16KV};
+    b->pair = ATTN_PAIR_F32;
     push_low(b, mha(8, 4096, 128, 0), T_ALL, prefill_low, 2, NULL);
     push_low(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL, decode_low, 2, NULL);
+    b->pair = ATTN_PAIR_NONE;
 }
 
 static void test(case_builder *b)
 {
+    /* Its all-thread cell with its 1-thread twin: the pairing under test. */
+    b->pair = ATTN_PAIR_ONE_THREAD;
     push(b, mha(2, 64, 32, 0), T_ONE_AND_ALL);
+    b->pair = ATTN_PAIR_NONE;
     push(b, mha(2, 64, 32, 1), T_ONE_AND_ALL);
     push(b, grouped(4, 2, 1, 256, 32, 0), T_ONE_AND_ALL);
 }
@@ -304,7 +331,7 @@ int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap)
 {
     static const attn_perf_axes none = {NULL, 0, NULL, 0};
-    case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0};
+    case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0, ATTN_PAIR_NONE};
     switch (p) {
     case PERF_QUICK:
         quick(&b);

@@ -20,6 +20,15 @@ typedef enum attn_perf_preset {
     PERF_PRESET_COUNT
 } attn_perf_preset;
 
+/* A ratio a preset reports, timed as one: the cell in alternating rounds
+ * with its twin (the same variant and shape at 1 thread, or in f32), so a
+ * drift of a shared machine hits both sides of the ratio alike. */
+typedef enum attn_perf_pair {
+    ATTN_PAIR_NONE,       /* timed alone */
+    ATTN_PAIR_ONE_THREAD, /* with its 1-thread twin (only a cell at 2 or more threads) */
+    ATTN_PAIR_F32,        /* with its f32 twin (only a cell not all f32) */
+} attn_perf_pair;
+
 typedef struct attn_perf_case {
     attn_shape shape;
     int threads;      /* resolved: 1 .. all */
@@ -27,7 +36,12 @@ typedef struct attn_perf_case {
     /* Which of the preset's variants run this case too (NULL: all of them):
      * the low-precision slice of full is for the fast variants only. */
     int (*includes)(const attn_variant *v);
+    attn_perf_pair pair;
 } attn_perf_case;
+
+/* The twin case c is timed in alternation with: 1 and *twin filled, or 0
+ * when c is timed alone. */
+int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin);
 
 /* 1 when variant v runs case c (the case's own choice; the preset's is
  * attn_perf_preset_variants). */

@@ -27,11 +27,21 @@ typedef enum col_type {
     COL_DTYPE,  /* int32_t attn_dtype by name: f32, f16, bf16 */
 } col_type;
 
+/* The formats a results file has had, oldest first: a column belongs to
+ * every format from the one that brought it. */
+typedef enum col_era {
+    ERA_FIRST,  /* the first matrix */
+    ERA_DTYPES, /* q_dtype, kv_dtype, o_dtype */
+    ERA_PAIRED, /* paired_case, paired_threads */
+    ERA_NOW = ERA_PAIRED
+} col_era;
+
 typedef struct column {
     const char *name;
     col_type type;
     size_t offset, size;
     const char *fmt; /* COL_FLOAT */
+    col_era era;
 } column;
 
 #define FIELD(member) offsetof(attn_result_row, member), sizeof(((attn_result_row *)0)->member)
@@ -39,43 +49,45 @@ typedef struct column {
 /* The one list of columns, in file order (docs/results-format.md says what
  * each means; ctest results_schema checks that the three agree). */
 static const column columns[] = {
-    {"case", COL_TEXT, FIELD(case_name), NULL},
-    {"variant", COL_TEXT, FIELD(variant), NULL},
-    {"kind", COL_KIND, FIELD(kind), NULL},
-    {"batch", COL_I32, FIELD(shape.batch), NULL},
-    {"heads_q", COL_I32, FIELD(shape.heads_q), NULL},
-    {"heads_kv", COL_I32, FIELD(shape.heads_kv), NULL},
-    {"n_q", COL_I32, FIELD(shape.n_q), NULL},
-    {"n_kv", COL_I32, FIELD(shape.n_kv), NULL},
-    {"d_k", COL_I32, FIELD(shape.d_k), NULL},
-    {"d_v", COL_I32, FIELD(shape.d_v), NULL},
-    {"causal", COL_I32, FIELD(shape.causal), NULL},
-    {"q_dtype", COL_DTYPE, FIELD(types.q), NULL},
-    {"kv_dtype", COL_DTYPE, FIELD(types.kv), NULL},
-    {"o_dtype", COL_DTYPE, FIELD(types.o), NULL},
-    {"threads", COL_INT, FIELD(threads), NULL},
-    {"time_ns_median", COL_FLOAT, FIELD(time_ns_median), "%.0f"},
-    {"time_ns_min", COL_FLOAT, FIELD(time_ns_min), "%.0f"},
-    {"time_ns_max", COL_FLOAT, FIELD(time_ns_max), "%.0f"},
-    {"repetitions", COL_INT, FIELD(repetitions), NULL},
-    {"gflops", COL_FLOAT, FIELD(gflops), "%.6g"},
-    {"gbytes_per_s", COL_FLOAT, FIELD(gbytes_per_s), "%.6g"},
-    {"limit", COL_TEXT, FIELD(limit), NULL},
-    {"peak_gflops", COL_FLOAT, FIELD(peak_gflops), "%.6g"},
-    {"peak_gbytes_per_s", COL_FLOAT, FIELD(peak_gbytes_per_s), "%.6g"},
-    {"pct_peak", COL_FLOAT, FIELD(pct_peak), "%.4g"},
-    {"roof_exceeded", COL_FLAG, FIELD(roof_exceeded), NULL},
-    {"workspace_bytes", COL_I64, FIELD(workspace_bytes), NULL},
-    {"max_err_u", COL_FLOAT, FIELD(max_err_u), "%.6g"},
-    {"max_err_d_u", COL_FLOAT, FIELD(max_err_d_u), "%.6g"},
-    {"bound_u", COL_FLOAT, FIELD(bound_u), "%.6g"},
-    {"nmse", COL_FLOAT, FIELD(nmse), "%.4g"},
-    {"peer_op", COL_TEXT, FIELD(peer_op), NULL},
-    {"overhead_ns", COL_FLOAT, FIELD(overhead_ns), "%.0f"},
-    {"paired_variant", COL_TEXT, FIELD(paired_variant), NULL},
-    {"paired_time_ns_median", COL_FLOAT, FIELD(paired_time_ns_median), "%.0f"},
-    {"status", COL_STATUS, FIELD(status), NULL},
-    {"reason", COL_TEXT, FIELD(reason), NULL},
+    {"case", COL_TEXT, FIELD(case_name), NULL, ERA_FIRST},
+    {"variant", COL_TEXT, FIELD(variant), NULL, ERA_FIRST},
+    {"kind", COL_KIND, FIELD(kind), NULL, ERA_FIRST},
+    {"batch", COL_I32, FIELD(shape.batch), NULL, ERA_FIRST},
+    {"heads_q", COL_I32, FIELD(shape.heads_q), NULL, ERA_FIRST},
+    {"heads_kv", COL_I32, FIELD(shape.heads_kv), NULL, ERA_FIRST},
+    {"n_q", COL_I32, FIELD(shape.n_q), NULL, ERA_FIRST},
+    {"n_kv", COL_I32, FIELD(shape.n_kv), NULL, ERA_FIRST},
+    {"d_k", COL_I32, FIELD(shape.d_k), NULL, ERA_FIRST},
+    {"d_v", COL_I32, FIELD(shape.d_v), NULL, ERA_FIRST},
+    {"causal", COL_I32, FIELD(shape.causal), NULL, ERA_FIRST},
+    {"q_dtype", COL_DTYPE, FIELD(types.q), NULL, ERA_DTYPES},
+    {"kv_dtype", COL_DTYPE, FIELD(types.kv), NULL, ERA_DTYPES},
+    {"o_dtype", COL_DTYPE, FIELD(types.o), NULL, ERA_DTYPES},
+    {"threads", COL_INT, FIELD(threads), NULL, ERA_FIRST},
+    {"time_ns_median", COL_FLOAT, FIELD(time_ns_median), "%.0f", ERA_FIRST},
+    {"time_ns_min", COL_FLOAT, FIELD(time_ns_min), "%.0f", ERA_FIRST},
+    {"time_ns_max", COL_FLOAT, FIELD(time_ns_max), "%.0f", ERA_FIRST},
+    {"repetitions", COL_INT, FIELD(repetitions), NULL, ERA_FIRST},
+    {"gflops", COL_FLOAT, FIELD(gflops), "%.6g", ERA_FIRST},
+    {"gbytes_per_s", COL_FLOAT, FIELD(gbytes_per_s), "%.6g", ERA_FIRST},
+    {"limit", COL_TEXT, FIELD(limit), NULL, ERA_FIRST},
+    {"peak_gflops", COL_FLOAT, FIELD(peak_gflops), "%.6g", ERA_FIRST},
+    {"peak_gbytes_per_s", COL_FLOAT, FIELD(peak_gbytes_per_s), "%.6g", ERA_FIRST},
+    {"pct_peak", COL_FLOAT, FIELD(pct_peak), "%.4g", ERA_FIRST},
+    {"roof_exceeded", COL_FLAG, FIELD(roof_exceeded), NULL, ERA_FIRST},
+    {"workspace_bytes", COL_I64, FIELD(workspace_bytes), NULL, ERA_FIRST},
+    {"max_err_u", COL_FLOAT, FIELD(max_err_u), "%.6g", ERA_FIRST},
+    {"max_err_d_u", COL_FLOAT, FIELD(max_err_d_u), "%.6g", ERA_FIRST},
+    {"bound_u", COL_FLOAT, FIELD(bound_u), "%.6g", ERA_FIRST},
+    {"nmse", COL_FLOAT, FIELD(nmse), "%.4g", ERA_FIRST},
+    {"peer_op", COL_TEXT, FIELD(peer_op), NULL, ERA_FIRST},
+    {"overhead_ns", COL_FLOAT, FIELD(overhead_ns), "%.0f", ERA_FIRST},
+    {"paired_variant", COL_TEXT, FIELD(paired_variant), NULL, ERA_FIRST},
+    {"paired_time_ns_median", COL_FLOAT, FIELD(paired_time_ns_median), "%.0f", ERA_FIRST},
+    {"paired_case", COL_TEXT, FIELD(paired_case), NULL, ERA_PAIRED},
+    {"paired_threads", COL_INT, FIELD(paired_threads), NULL, ERA_PAIRED},
+    {"status", COL_STATUS, FIELD(status), NULL, ERA_FIRST},
+    {"reason", COL_TEXT, FIELD(reason), NULL, ERA_FIRST},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
@@ -117,20 +129,20 @@ static void put(out_buf *b, const char *fmt, ...)
         b->len += (size_t)n;
 }
 
-/* The header, or (with_types = 0) the header files had before the
- * element-type columns, to tell such a file from a foreign one. */
-static int header_line(char *buf, size_t cap, int with_types)
+/* The header of format `era` (ERA_NOW: today's), to tell an older file
+ * from a foreign one. */
+static int header_line(char *buf, size_t cap, col_era era)
 {
     out_buf b = {buf, 0, cap, 0};
     for (int i = 0, n = 0; i < N_COLUMNS; i++)
-        if (with_types || columns[i].type != COL_DTYPE)
+        if (columns[i].era <= era)
             put(&b, "%s%s", n++ ? "," : "", columns[i].name);
     return b.overflow ? -1 : (int)b.len;
 }
 
 int attn_results_header(char *buf, size_t cap)
 {
-    return header_line(buf, cap, 1);
+    return header_line(buf, cap, ERA_NOW);
 }
 
 static const char *type_name(col_type t)
@@ -156,6 +168,7 @@ void attn_result_row_init(attn_result_row *r)
     r->workspace_bytes = -1;
     r->max_err_u = r->max_err_d_u = r->bound_u = r->nmse = NAN;
     r->overhead_ns = r->paired_time_ns_median = NAN;
+    r->paired_threads = -1;
     r->status = ATTN_ROW_OK;
     r->kind = ATTN_ROW_VARIANT;
 }
@@ -469,17 +482,26 @@ static int read_existing(attn_results_file *f, const char *path, char *err, size
     char header[ATTN_RESULTS_HEADER_CAP];
     attn_results_header(header, sizeof header);
     size_t hlen = strlen(header);
-    char before_types[ATTN_RESULTS_HEADER_CAP];
-    header_line(before_types, sizeof before_types, 0);
-    const size_t blen = strlen(before_types);
-    if (whole > blen && strncmp(text, before_types, blen) == 0 && text[blen] == '\n') {
-        snprintf(err, cap,
-                 "'%s' was written before the q_dtype, kv_dtype and o_dtype columns (its rows "
-                 "are all f32, and the scripts read it so), so rows of today's format cannot "
-                 "be appended to it; refusing to resume into it (--out a new file)",
-                 path);
-        free(text);
-        return -1;
+    /* A file of an older format: the scripts read it as it is, but rows of
+     * today's format cannot be appended to it. */
+    static const char *const older[ERA_NOW] = {
+        [ERA_FIRST] = "before the q_dtype, kv_dtype and o_dtype columns (its rows are all f32, "
+                      "and the scripts read it so)",
+        [ERA_DTYPES] = "before the paired_case and paired_threads columns (the scripts read "
+                       "it so)",
+    };
+    for (int era = ERA_FIRST; era < ERA_NOW; era++) {
+        char old[ATTN_RESULTS_HEADER_CAP];
+        header_line(old, sizeof old, (col_era)era);
+        const size_t olen = strlen(old);
+        if (whole > olen && strncmp(text, old, olen) == 0 && text[olen] == '\n') {
+            snprintf(err, cap,
+                     "'%s' was written %s, so rows of today's format cannot be appended to "
+                     "it; refusing to resume into it (--out a new file)",
+                     path, older[era]);
+            free(text);
+            return -1;
+        }
     }
     if (whole == 0 || strncmp(text, header, hlen) != 0 || text[hlen] != '\n') {
         snprintf(err, cap,

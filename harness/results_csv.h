@@ -35,12 +35,17 @@ typedef struct attn_result_row {
     int roof_exceeded;       /* 1: pct_peak > 100, the roof under-measures this CPU */
     int64_t workspace_bytes; /* -1: empty */
     double max_err_u, max_err_d_u, bound_u, nmse;
-    /* Peer rows: what the peer called, the harness's empty-call time, and
-     * the attnbench variant timed in alternation with it (same rounds). */
+    /* Peer rows: what the peer called and the harness's empty-call time. */
     char peer_op[160];
     double overhead_ns;
+    /* The cell timed in alternating rounds with this one, and its median
+     * over the same rounds: for a peer row the fastest attnbench variant of
+     * the cell; for a variant row its twin (the same variant at 1 thread,
+     * or in f32), so the ratio of the two is one run's, not two runs'. */
     char paired_variant[32];
     double paired_time_ns_median;
+    char paired_case[256];
+    int paired_threads; /* -1: empty */
     attn_row_status status;
     char reason[400]; /* "" when ok */
 } attn_result_row;

@@ -38,6 +38,7 @@ set(ATTNBENCH_SOURCES
   harness/cmd_matrix.c
   harness/matrix_args.c
   harness/matrix_cell.c
+  harness/matrix_pair.c
   harness/matrix_peers.c
   harness/matrix_budget.c
   harness/matrix_plan_file.c

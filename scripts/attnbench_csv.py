@@ -50,6 +50,11 @@ SHAPE_COLUMNS = ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "c
 # (the results/ folders of earlier runs) have none of them: every row of
 # such a file was f32, and reads as such.
 DTYPE_COLUMNS = ("q_dtype", "kv_dtype", "o_dtype")
+# What a row was timed in alternation with, beside paired_variant. Files
+# written before these columns have none of them: their rows read as
+# paired with nothing named (None), as they were.
+PAIRED_COLUMNS = ("paired_case", "paired_threads")
+OPTIONAL_COLUMNS = DTYPE_COLUMNS + PAIRED_COLUMNS
 DTYPES = ("f32", "f16", "bf16")
 ALL_F32 = ("f32", "f32", "f32")
 # The names bench and matrix --dtype give the type combinations.
@@ -93,6 +98,8 @@ def _parse_row(path, line, record):
         raise DataError(f"{path}:{line}: column 'limit': {row['limit']!r} is not fma or bandwidth")
     if not row["variant"]:
         raise DataError(f"{path}:{line}: column 'variant' is empty")
+    row.setdefault("paired_case", "")
+    row.setdefault("paired_threads", None)
     for name in DTYPE_COLUMNS:
         row.setdefault(name, "f32")
         if row[name] not in DTYPES:
@@ -121,7 +128,7 @@ def read_csv(path):
             if not header:
                 raise DataError(f"{path}: empty file (no header row)")
             missing = [name for name in COLUMN_NAMES
-                       if name not in header and name not in DTYPE_COLUMNS]
+                       if name not in header and name not in OPTIONAL_COLUMNS]
             if missing:
                 raise DataError(f"{path}: missing columns: {', '.join(missing)}")
             rows = [_parse_row(path, reader.line_num, record) for record in reader]

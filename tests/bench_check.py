@@ -54,6 +54,32 @@ SHAPE_KEYS = [("batch", "B"), ("heads_q", "Hq"), ("heads_kv", "Hkv"), ("n_q", "n
               ("n_kv", "nkv"), ("d_k", "dk"), ("d_v", "dv"), ("causal", "causal")]
 
 
+def check_pair(row, name):
+    """A row timed with its twin names it whole: the same variant and shape
+    at 1 thread (the row at 2 or more), or in f32 (the row in other types);
+    a row timed alone has all four paired columns empty."""
+    keys = ("paired_variant", "paired_time_ns_median", "paired_case", "paired_threads")
+    have = [bool(row[k]) for k in keys]
+    if not any(have):
+        return False
+    if not all(have):
+        fail(f"{name}: paired columns partly empty: {[row[k] for k in keys]}")
+        return False
+    if number(row, "paired_time_ns_median") <= 0:
+        fail(f"{name}: paired_time_ns_median {row['paired_time_ns_median']}")
+    if row["paired_variant"] != row["variant"]:
+        fail(f"{name}: paired with variant {row['paired_variant']}, not itself")
+    f32_case = row["case"].split(",q=")[0]
+    one_thread = (int(row["paired_threads"]) == 1 and int(row["threads"]) > 1
+                  and row["paired_case"] == row["case"])
+    in_f32 = (int(row["paired_threads"]) == int(row["threads"]) and f32_case != row["case"]
+              and row["paired_case"] == f32_case)
+    if not (one_thread or in_f32):
+        fail(f"{name}: paired with {row['paired_case']} at {row['paired_threads']} threads: "
+             "neither its 1-thread twin nor its f32 twin")
+    return True
+
+
 def check_ok_row(row):
     name = f"{row['case']} threads={row['threads']}"
     t_med, t_min, t_max = (number(row, k) for k in ("time_ns_median", "time_ns_min", "time_ns_max"))
@@ -107,7 +133,7 @@ def cmd_csv(path, doc):
         rows.append(dict(zip(want, fields)))
     if not rows:
         fail(f"{path} has no rows")
-    counts = {"ok": 0, "skipped": 0}
+    counts = {"ok": 0, "skipped": 0, "paired": 0}
     for row in rows:
         name = f"{row['case']} threads={row['threads']}"
         if not row["case"].startswith(f"impl={row['variant']},"):
@@ -124,6 +150,7 @@ def cmd_csv(path, doc):
             fail(f"{name}: roof_exceeded '{row['roof_exceeded']}' is not 0 or 1")
         if status == "ok":
             counts["ok"] += 1
+            counts["paired"] += check_pair(row, name)
             check_ok_row(row)
             if reason:
                 fail(f"{name}: an ok row with a reason '{reason}'")
@@ -133,7 +160,12 @@ def cmd_csv(path, doc):
                 fail(f"{name}: a skipped row has timings")
         else:
             fail(f"{name}: status '{status}', reason '{reason}'")
-    print(f"{path}: {len(rows)} rows, {counts['ok']} ok, {counts['skipped']} skipped "
+    # The test preset times its first shape's all-thread cell with its
+    # 1-thread twin: a run on 2 or more threads has such rows.
+    if any(int(r["threads"]) > 1 for r in rows) and counts["paired"] == 0:
+        fail(f"{path}: rows at 2 or more threads but none timed with its twin")
+    print(f"{path}: {len(rows)} rows ({counts['paired']} timed with a twin), "
+          f"{counts['ok']} ok, {counts['skipped']} skipped "
           f"(CPU lacks the ISA); {len(want)} columns as in {doc}")
 
 

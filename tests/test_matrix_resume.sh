@@ -103,6 +103,25 @@ grep -q "old.csv' was written before the q_dtype, kv_dtype and o_dtype columns" 
     note "pre-dtype CSV message: $(cat old.log)"
 cmp -s old.csv "$(dirname "$checker")/scripts/fixtures/matrix.csv" || note "the pre-dtype CSV was modified"
 
+# So is one of the format before the paired_case and paired_threads columns
+# (typed.csv without them).
+"$python" - typed.csv unpaired.csv <<'PY' || note "could not write unpaired.csv"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+names = [k for k in rows[0] if k not in ("paired_case", "paired_threads")]
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+PY
+cp unpaired.csv unpaired.orig
+"$attnbench" matrix "${common[@]}" --out unpaired.csv --resume >unpaired.log 2>&1
+code=$?
+((code == 2)) || note "pre-paired CSV: exit $code, want 2"
+grep -q "unpaired.csv' was written before the paired_case and paired_threads columns" unpaired.log ||
+    note "pre-paired CSV message: $(cat unpaired.log)"
+cmp -s unpaired.csv unpaired.orig || note "the pre-paired CSV was modified"
+
 # --budget interrupted: FILE.plan keeps the wall time spent; --resume
 # carries on the same plan (the same cells, each once) with that time off
 # the budget, and both runs together stay within it. The budget is ample

@@ -277,7 +277,8 @@ static void check_two_threads(check_tally *t)
     char *r = report(rows, n);
     const char *avx2 = "avx2 2 threads vs 1, n=4096 h8 d128",
                *xsmm = "xsmm 2 threads vs 1, n=4096 h8 d128";
-    CHECK(t, line_has(r, avx2, OK) && line_says(r, avx2, "2.00x (avx2: 200 ms at 1, 100 ms at 2)"),
+    CHECK(t,
+          line_has(r, avx2, OK) && line_says(r, avx2, "2.00x (avx2: 200 ms at 1, 100 at 2, apart)"),
           "2.00x meets 1.9x, both times beside\n%s", r);
     CHECK(t, line_has(r, xsmm, MISS), "1.80x misses 1.9x\n%s", r);
     CHECK(t, line_has(r, "stream 2 threads vs 1, n=4096 h8 d128", NONE),
@@ -315,6 +316,76 @@ static void check_two_threads(check_tally *t)
     free(four);
     free(no_two);
     free(over);
+}
+
+/* Row r as timed in alternating rounds with the same variant's cell in
+ * `types` at `threads`, which took twin_ns there. */
+static attn_result_row paired_with(attn_result_row r, const attn_types *types, int threads,
+                                   double twin_ns)
+{
+    attn_case c = {.shape = r.shape, .data = DATA_NORMAL, .types = *types};
+    attn_case_name(r.variant, &c, r.paired_case, sizeof r.paired_case);
+    snprintf(r.paired_variant, sizeof r.paired_variant, "%s", r.variant);
+    r.paired_threads = threads;
+    r.paired_time_ns_median = twin_ns;
+    return r;
+}
+
+/* A ratio target takes the ratio of one row's alternating rounds with its
+ * twin over that of two rows timed apart, and only from the right twin. */
+static void check_paired(check_tally *t)
+{
+    static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    attn_result_row rows[16];
+    int n = 0;
+    /* Apart: 1.5x (a miss); in the same rounds 1.95x (met). */
+    rows[n++] = pre("avx2", 4096, 128, 0, 1, 1.5e8, 60.0);
+    rows[n++] = paired_with(pre("avx2", 4096, 128, 0, 2, 1e8, 60.0), &F32, 1, 1.95e8);
+    /* Apart: 2.0x; paired, but at 2 threads (not its 1-thread twin): apart decides. */
+    rows[n++] = pre("xsmm", 4096, 128, 0, 1, 2e8, 60.0);
+    rows[n++] = paired_with(pre("xsmm", 4096, 128, 0, 2, 1e8, 60.0), &F32, 2, 1.2e8);
+    /* Paired with another shape's cell (d64): apart decides. */
+    attn_result_row other = pre("stream", 4096, 64, 0, 2, 1e8, 60.0);
+    rows[n++] = pre("stream", 4096, 128, 0, 1, 1.5e8, 60.0);
+    attn_result_row st = pre("stream", 4096, 128, 0, 2, 1e8, 60.0);
+    st = paired_with(st, &F32, 1, 3e8);
+    snprintf(st.paired_case, sizeof st.paired_case, "%s",
+             paired_with(other, &F32, 1, 0).paired_case);
+    rows[n++] = st;
+    /* Narrow KV: apart 1.6x (a miss), paired 1.9x (met). */
+    rows[n++] = dec("avx2", 8, 32768, 2, 8e6, 70.0);
+    rows[n++] = paired_with(typed(dec("avx2", 8, 32768, 2, 5e6, 80.0), &F16KV), &F32, 2, 9.5e6);
+    /* Paired with a twin in its own types (not f32): apart decides, 1.6x. */
+    rows[n++] = paired_with(typed(dec("avx2", 8, 32768, 2, 5e6, 80.0), &BF16KV), &BF16KV, 2, 1e7);
+    char *r = report(rows, n);
+    const char *avx2 = "avx2 2 threads vs 1, n=4096 h8 d128",
+               *xsmm = "xsmm 2 threads vs 1, n=4096 h8 d128",
+               *stream = "stream 2 threads vs 1, n=4096 h8 d128";
+    CHECK(t,
+          line_has(r, avx2, OK) &&
+              line_says(r, avx2, "1.95x (avx2: 195 ms at 1, 100 at 2, paired)"),
+          "the 2-thread row's rounds with its 1-thread twin decide, not the row apart\n%s", r);
+    CHECK(t,
+          line_has(r, xsmm, OK) && line_says(r, xsmm, "2.00x (xsmm: 200 ms at 1, 100 at 2, apart)"),
+          "a pair at the wrong thread count is not its twin\n%s", r);
+    CHECK(t, line_has(r, stream, MISS) && line_says(r, stream, "1.50x"),
+          "a pair with another shape is not its twin\n%s", r);
+    const char *f16kv = "decode f16kv 1x32768 vs f32, 2 threads",
+               *bf16kv = "decode bf16kv 1x32768 vs f32, 2 threads";
+    CHECK(t,
+          line_has(r, f16kv, OK) && line_says(r, f16kv, "1.90x (avx2: 5 vs 9.5 ms in f32, paired)"),
+          "the narrow row's rounds with its f32 twin decide\n%s", r);
+    CHECK(t,
+          line_has(r, bf16kv, MISS) &&
+              line_says(r, bf16kv, "1.60x (avx2: 5 vs 8 ms in f32, apart)"),
+          "a twin not in f32 is no f32 twin\n%s", r);
+    free(r);
+    /* Paired rows alone (no f32 row, no 1-thread row) still give the ratio. */
+    attn_result_row alone[] = {rows[1], rows[7]};
+    char *a = report(alone, 2);
+    CHECK(t, line_has(a, avx2, OK) && line_has(a, f16kv, OK),
+          "a paired row needs no second row\n%s", a);
+    free(a);
 }
 
 /* Faster than blas on every prefill shape of perf-targets and quick, n =
@@ -487,7 +558,8 @@ static void check_low_precision(check_tally *t)
     CHECK(t, line_has(r, "decode f16kv 1x32768 vs f32, 2 threads", OK),
           "f16kv at 2x the f32 speed meets 1.8x\n%s", r);
     CHECK(t,
-          line_says(r, "decode f16kv 1x32768 vs f32, 2 threads", "2.00x (avx2: 5 vs 10 ms in f32)"),
+          line_says(r, "decode f16kv 1x32768 vs f32, 2 threads",
+                    "2.00x (avx2: 5 vs 10 ms in f32, apart)"),
           "the ratio with both times\n%s", r);
     CHECK(t, line_has(r, "decode f16kv 1x32768, 2 threads", OK),
           "95%% of the read roof meets 90%%\n%s", r);
@@ -572,12 +644,16 @@ static int must_run(const attn_variant *v)
 
 /* The cell once in the preset, run by every fused variant and blas. */
 static void want_cell(check_tally *t, const preset_cells *pc, int all, attn_shape s, int threads,
-                      const attn_types *types)
+                      const attn_types *types, attn_perf_pair pair)
 {
     int found = 0, runs = 1;
     for (int i = 0; i < pc->n; i++)
         if (same_cell(&pc->cases[i], &s, threads, types)) {
             found++;
+            CHECK(t, pc->cases[i].pair == pair,
+                  "all=%d: Hq%d/Hkv%d n_q=%d d%d causal=%d at %d threads in %s: pair %d, want %d",
+                  all, s.heads_q, s.heads_kv, s.n_q, s.d_k, s.causal, threads,
+                  attn_dtype_axis_name(types), (int)pc->cases[i].pair, (int)pair);
             for (int v = 0; v < attn_variant_table_size; v++)
                 if (must_run(attn_variant_table[v]))
                     runs &= attn_perf_case_runs(&pc->cases[i], attn_variant_table[v]);
@@ -615,24 +691,40 @@ static void preset_has_cells(check_tally *t, int all)
             in |= vs[i] == attn_variant_table[v];
         CHECK(t, in, "perf-targets runs %s", attn_variant_table[v]->name);
     }
+    /* The ratio targets' cells are timed with their twins (2 or more
+     * threads with 1; a narrow type with f32); the others alone. */
+    const attn_perf_pair none = ATTN_PAIR_NONE, f32 = ATTN_PAIR_F32,
+                         with_one = all >= 2 ? ATTN_PAIR_ONE_THREAD : ATTN_PAIR_NONE;
     for (int d = 64; d <= 128; d *= 2) {
-        want_cell(t, &pc, all, mha_shape(4096, d, 0), all, &F32);
-        want_cell(t, &pc, all, mha_shape(4096, d, 1), all, &F32);
-        want_cell(t, &pc, all, mha_shape(4096, d, 0), 1, &F32);
+        want_cell(t, &pc, all, mha_shape(4096, d, 0), all, &F32, with_one);
+        want_cell(t, &pc, all, mha_shape(4096, d, 1), all, &F32, none);
+        want_cell(t, &pc, all, mha_shape(4096, d, 0), 1, &F32, none);
         if (all >= 2)
-            want_cell(t, &pc, all, mha_shape(4096, d, 0), 2, &F32);
+            want_cell(t, &pc, all, mha_shape(4096, d, 0), 2, &F32, with_one);
         /* "every prefill shape of perf-targets and quick", n = 128 on */
         for (int n = 128; n <= 2048; n *= 4)
             for (int causal = 0; causal <= 1; causal++)
-                want_cell(t, &pc, all, mha_shape(n, d, causal), all, &F32);
+                want_cell(t, &pc, all, mha_shape(n, d, causal), all, &F32, none);
     }
     for (int hkv = 8; hkv <= 32; hkv *= 4)
         for (int n_kv = 4096; n_kv <= 32768; n_kv *= 2)
-            want_cell(t, &pc, all, decode_shape(hkv, n_kv), all, &F32);
-    want_cell(t, &pc, all, decode_shape(8, 32768), all, &F16KV);
-    want_cell(t, &pc, all, decode_shape(8, 32768), all, &BF16KV);
-    want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &BF16);
-    want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &F16);
+            want_cell(t, &pc, all, decode_shape(hkv, n_kv), all, &F32, none);
+    want_cell(t, &pc, all, decode_shape(8, 32768), all, &F16KV, f32);
+    want_cell(t, &pc, all, decode_shape(8, 32768), all, &BF16KV, f32);
+    want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &BF16, f32);
+    want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &F16, f32);
+    /* A twin is the same variant and shape at 1 thread, or in f32. */
+    for (int i = 0; i < pc.n; i++) {
+        attn_perf_case twin;
+        if (!attn_perf_twin(&pc.cases[i], &twin))
+            continue;
+        const int one = pc.cases[i].pair == ATTN_PAIR_ONE_THREAD;
+        CHECK(t,
+              same_cell(&twin, &pc.cases[i].shape, one ? 1 : pc.cases[i].threads,
+                        one ? &pc.cases[i].types : &F32) &&
+                  twin.pair == ATTN_PAIR_NONE,
+              "all=%d: cell %d's twin is itself at 1 thread or in f32", all, i);
+    }
 
     /* Whatever quick's prefill grid becomes, perf-targets follows it. */
     preset_cells quick = list_cells(PERF_QUICK, all);
@@ -718,6 +810,7 @@ int main(int argc, char **argv)
     check_tally t = {0, 0};
     const int expect_expf = argc > 1 && strcmp(argv[1], "--expect-expf") == 0;
     check_roof_refusals(&t);
+    check_paired(&t);
     check_prefill_roof(&t);
     check_causal(&t);
     check_two_threads(&t);
