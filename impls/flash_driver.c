@@ -68,9 +68,10 @@ static int32_t choose_splits(const attn_problem *p, const flash_geometry *g, int
  * up to FLASH_GROUP_TILES query tiles of its head before the next block
  * is widened, so the widening costs 1/group of what a block per tile
  * would (a 32-row tile at d = 128 spent ~7 % of its time widening).
- * Groups only while there are units enough for every thread (4 per
+ * A geometry with f32_groups shares f32 blocks (read in place) the same
+ * way. Groups only while there are units enough for every thread (4 per
  * thread: the round-robin's balance); the rows' results are the same
- * bits whatever the group. */
+ * bits whatever the group (test_threads: 1 thread against 16). */
 enum { FLASH_GROUP_TILES = 4 };
 
 static int32_t choose_group(const attn_problem *p, int64_t heads, int64_t tiles_per_head)
@@ -110,7 +111,7 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
      * that reads them itself. */
     const int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
     const int staged = p->types.kv != ATTN_F32 && !direct;
-    pl->group = staged && !pl->few && pl->splits == 1
+    pl->group = (staged || g->f32_groups) && !pl->few && pl->splits == 1
                     ? choose_group(p, (int64_t)s->batch * s->heads_kv, pl->tiles_per_head)
                     : 1;
     pl->groups_per_head = ceil_div(pl->tiles_per_head, pl->group);
@@ -428,17 +429,19 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     }
     /* Every tile of the group is of one head: the first names its K/V. */
     const task_rows head_rows = locate(p, pl, first);
-    const kv_stage stage = make_stage(p, g, pl, slice, &head_rows);
+    const int staged = p->types.kv != ATTN_F32;
+    const kv_stage stage = staged ? make_stage(p, g, pl, slice, &head_rows) : (kv_stage){0};
     const flash_block_fn *fn = block_fns(g, pl->rows);
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
         int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
-        widen_block(&stage, p->shape.d_k, p->shape.d_v, j0, nb);
+        if (staged)
+            widen_block(&stage, p->shape.d_k, p->shape.d_v, j0, nb);
         for (int32_t i = 0; i < n; i++) {
             if (j0 >= tile[i].kv_end)
                 continue;
             /* The tile's own block: the same keys, its rows' end. */
             int32_t nbi = tile[i].kv_end - j0 < nb ? tile[i].kv_end - j0 : nb;
-            flash_tile bi = staged_view(&tile[i], &stage, j0);
+            flash_tile bi = staged ? staged_view(&tile[i], &stage, j0) : tile[i];
             fn[bi.seen_min < j0 + nbi](&bi, j0, nbi);
         }
     }

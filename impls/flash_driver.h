@@ -78,6 +78,12 @@ typedef struct flash_geometry {
      * on this CPU, converting in registers as it streams them: then the
      * driver does not stage them. NULL: the few kernel reads f32 only. */
     int (*few_reads)(int32_t kv_type);
+    /* 1: f32 K/V blocks are shared by groups of query tiles too (read in
+     * place, one block for up to FLASH_GROUP_TILES tiles of a head before
+     * the next), as staged narrow blocks always are; 0: each f32 tile
+     * walks K/V alone. For kernels without a software prefetch of their
+     * own, which wait on every block a tile re-reads from L3 or DRAM. */
+    int f32_groups;
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride

@@ -219,6 +219,14 @@ static const flash_geometry xsmm_geometry = {
     .max_rows = TQ,
     .kv_block = TK,
     .any_rows = xsmm_blocks,
+    /* libxsmm's GEMMs prefetch nothing ahead of the block, so a 64-row tile
+     * waits on each K/V block it re-reads when the L3 is busy (on this
+     * project's shared Zen 3: n = 4096, 8 heads, d = 128, 2 threads, one
+     * process alternating the two, three runs: medians 905 / 946 / 897 ms
+     * alone, 696 / 662 / 653 ms with 4 tiles on each block; minima the same,
+     * 600-630 ms; d = 64 and 96 unchanged). avx2's block kernels prefetch
+     * the next block themselves: sharing changed nothing there. */
+    .f32_groups = 1,
 };
 
 static int xsmm_workspace(const attn_problem *p, size_t *bytes)
