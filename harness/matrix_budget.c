@@ -164,6 +164,12 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
             .peak = bw ? attn_peak_read_for(pk, pc->threads) : attn_peak_fma_for(pk, pc->threads),
             .peak_one_thread = bw ? attn_peak_read_for(pk, 1) : attn_peak_fma_for(pk, 1),
             .setup_s = setup_per_byte * (f32_bytes + bytes * (copies - 1)),
+            /* A 1-thread twin takes about `threads` times as long; an f32
+             * twin of a memory-bound cell its bytes' ratio, of a compute-
+             * bound one about as long. */
+            .twin_cost = pc->pair == ATTN_PAIR_ONE_THREAD ? (double)pc->threads
+                         : pc->pair == ATTN_PAIR_F32      ? (bw ? f32_bytes / bytes : 1.0)
+                                                          : 0.0,
         };
     }
     return np;

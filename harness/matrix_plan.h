@@ -81,6 +81,10 @@ typedef struct matrix_plan_cell {
      * Only used for the prior when calibration gave no rate. */
     double peak, peak_one_thread;
     double setup_s; /* this cell's own fixed seconds (input set-up), beyond the policy's */
+    /* 0: timed alone; > 0: timed in alternating rounds with its twin
+     * (matrix_pair.c), whose call takes twin_cost times this cell's and
+     * whose set-up is this cell's again. */
+    double twin_cost;
 } matrix_plan_cell;
 
 /* A calibrated throughput of one variant at one thread count: GFLOP/s for

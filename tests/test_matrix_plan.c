@@ -133,6 +133,25 @@ static void test_cell_model(check_tally *tc)
     ch = (matrix_plan_choice){.repetitions = 1, .min_time_s = 0, .max_time_s = 0};
     CHECK(tc, matrix_plan_cell_seconds(&t.in, 0, &ch, &s) == 0 && fabs(s - 0.4) < 1e-9,
           "floor cell: %g s", s);
+    /* Timed with a twin twice as slow: its warm-up (0.2) and, at min time
+     * 1 s, ceil(1.0 / 0.2) = 5 calls of each side (5 x 0.3). */
+    int paired = add_cell(&t, V_AVX512, 1, 0.1);
+    t.cells[paired].twin_cost = 2;
+    ch = (matrix_plan_choice){.repetitions = 3, .min_time_s = 1.0, .max_time_s = 10};
+    CHECK(tc,
+          matrix_plan_cell_seconds(&t.in, paired, &ch, &s) == 0 &&
+              fabs(s - (0.2 + 0.1 + 0.2 + 1.5)) < 1e-9,
+          "cell with a twin: %g s", s);
+    t.cells[paired].twin_cost = -1;
+    matrix_plan bad;
+    char bad_why[200] = "";
+    t.in.budget_s = 1e6;
+    CHECK(tc,
+          matrix_plan_make(&t.in, &bad, bad_why, sizeof bad_why) == MATRIX_PLAN_EINVAL &&
+              strstr(bad_why, "twin cost -1") != NULL,
+          "a negative twin cost is refused: %s", bad_why);
+    t.cells[paired].twin_cost = 0;
+    ch = (matrix_plan_choice){.repetitions = 1, .min_time_s = 0, .max_time_s = 0};
     /* No calibrated rate for blocked's bandwidth-bound cells: the prior,
      * 10 % of the cell's roof (100 GB/s): 1e9 bytes take 0.1 s. */
     int i = add_cell(&t, V_BLOCKED, 2, 0);
