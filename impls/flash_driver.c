@@ -429,7 +429,7 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     }
     /* Every tile of the group is of one head: the first names its K/V. */
     const task_rows head_rows = locate(p, pl, first);
-    const int staged = p->types.kv != ATTN_F32;
+    const int staged = pl->stage_keys > 0; /* the plan carved a stage: narrow K/V */
     const kv_stage stage = staged ? make_stage(p, g, pl, slice, &head_rows) : (kv_stage){0};
     const flash_block_fn *fn = block_fns(g, pl->rows);
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
