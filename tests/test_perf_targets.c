@@ -532,6 +532,19 @@ static void check_peers(check_tally *t)
     CHECK(t, line_has(r, "vs best peer decode 1x8192 Hq32/Hkv8 d128, 2 threads", NONE),
           "no peer row: not measured\n%s", r);
     CHECK(t, count_lines(r, "vs best peer decode 1x") == 8, "8 decode shapes\n%s", r);
+    /* A peer at 30 % of the read roof leaves room for 3.3x: no ceiling
+     * named; one at 50 % caps any variant at 2x, below the 3x target. */
+    CHECK(t, !line_says(r, "vs best peer decode 1x32768 Hq32/Hkv8 d128, 2 threads", "above"),
+          "3x is below a 30%% peer's 3.33x ceiling\n%s", r);
+    rows[n++] = peer(dec("onnxruntime", 32, 8192, 2, 2e6, 50.0), "avx2", 1e6);
+    char *capped = report(rows, n);
+    CHECK(t,
+          line_has(capped, "vs best peer decode 1x8192 Hq32/Hkv32 d128, 2 threads", MISS) &&
+              line_says(capped, "vs best peer decode 1x8192 Hq32/Hkv32 d128, 2 threads",
+                        "above the read roof here (the peer is at 50% of it, so at most 2.00x)"),
+          "3x over a peer at 50%% of the roof is above the roof, and is still a miss\n%s", capped);
+    free(capped);
+    n--;
     rows[n++] = over_roof(pre("avx2", 128, 64, 0, 1, 1e5, 130.0));
     char *over = report(rows, n);
     CHECK(t, line_has(over, "vs best peer n=512 h8 d64, 2 threads", OK),
