@@ -119,8 +119,8 @@ static matrix_cell *build_cells(const matrix_opts *o, const attn_results_file *r
             matrix_cell *mc = &cells[*n_out];
             mc->variant = o->variants[vi];
             mc->pc = cases[ci];
-            attn_case c = {.shape = cases[ci].shape, .data = DATA_NORMAL, .types = cases[ci].types};
-            attn_case_name(mc->variant->name, &c, mc->name, sizeof mc->name);
+            attn_perf_case_name(mc->variant->name, &cases[ci].shape, &cases[ci].types, mc->name,
+                                sizeof mc->name);
             if (o->has_filter && regexec(&o->filter, mc->name, 0, NULL, 0) != 0)
                 continue;
             if (attn_results_has(rf, mc->name, mc->pc.threads)) {

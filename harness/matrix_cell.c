@@ -87,8 +87,8 @@ static int setup_twin(const matrix_opts *o, const matrix_cell *mc, attn_perf_cel
         return 0;
     if (attn_perf_cell_setup(twin, mc->variant, &tc, o->llc_bytes, why, sizeof why) != 0)
         return 0;
-    attn_case c = {.shape = tc.shape, .data = DATA_NORMAL, .types = tc.types};
-    attn_case_name(mc->variant->name, &c, row->paired_case, sizeof row->paired_case);
+    attn_perf_case_name(mc->variant->name, &tc.shape, &tc.types, row->paired_case,
+                        sizeof row->paired_case);
     snprintf(row->paired_variant, sizeof row->paired_variant, "%s", mc->variant->name);
     row->paired_threads = tc.threads;
     return 1;

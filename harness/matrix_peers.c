@@ -110,8 +110,7 @@ static void peer_row_init(attn_result_row *row, const char *peer, const attn_per
                           const attn_peak *pk)
 {
     attn_result_row_init(row);
-    attn_case c = {.shape = pc->shape, .data = DATA_NORMAL, .types = pc->types};
-    attn_case_name(peer, &c, row->case_name, sizeof row->case_name);
+    attn_perf_case_name(peer, &pc->shape, &pc->types, row->case_name, sizeof row->case_name);
     snprintf(row->variant, sizeof row->variant, "%s", peer);
     row->kind = ATTN_ROW_PEER;
     row->shape = pc->shape;

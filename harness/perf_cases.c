@@ -113,6 +113,13 @@ static void push_one(case_builder *b, const attn_shape *s, int threads, const at
     b->n++;
 }
 
+void attn_perf_case_name(const char *variant, const attn_shape *s, const attn_types *t, char *buf,
+                         size_t cap)
+{
+    const attn_case c = {.shape = *s, .data = DATA_NORMAL, .types = *t};
+    attn_case_name(variant, &c, buf, cap);
+}
+
 int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin)
 {
     static const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32};

@@ -43,6 +43,12 @@ typedef struct attn_perf_case {
  * when c is timed alone. */
 int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin);
 
+/* The name of a performance row of `variant` (a variant or a peer) on
+ * shape s in types t: attn_case_name's, with N(0, 1) data. The matrix
+ * keys rows by it, a paired row names its twin by it. */
+void attn_perf_case_name(const char *variant, const attn_shape *s, const attn_types *t, char *buf,
+                         size_t cap);
+
 /* 1 when variant v runs case c (the case's own choice; the preset's is
  * attn_perf_preset_variants). */
 int attn_perf_case_runs(const attn_perf_case *c, const attn_variant *v);

@@ -169,8 +169,7 @@ static double paired_speedup(const attn_result_row *r, const attn_types *types, 
         strcmp(r->paired_variant, r->variant) != 0)
         return NAN;
     char twin[sizeof r->paired_case];
-    attn_case c = {.shape = r->shape, .data = DATA_NORMAL, .types = *types};
-    attn_case_name(r->variant, &c, twin, sizeof twin);
+    attn_perf_case_name(r->variant, &r->shape, types, twin, sizeof twin);
     return strcmp(twin, r->paired_case) == 0 ? r->paired_time_ns_median / r->time_ns_median : NAN;
 }
 
