@@ -237,6 +237,13 @@ static inline int few_rows_per_pass(int nz, int R)
     return R < rp_max ? R : rp_max;
 }
 
+/* How many passes of few_rows_per_pass rows cover the R rows. */
+static inline int64_t few_row_passes(int nz, int R)
+{
+    const int rp = few_rows_per_pass(nz, R);
+    return (R + rp - 1) / rp;
+}
+
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
                                 const int nz, int last, const int R, const int T, const int masked,
                                 const float *alpha, int rescale, few_prefetch *pf)
@@ -246,21 +253,35 @@ FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int
         few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale, pf);
 }
 
+/* P·V's column passes over a block, widest first: of4 passes of 4
+ * vectors, then of2 of 2, then of1 of 1 (the last vector maybe partial).
+ * few_pv walks them; few_steps counts them for the prefetch. */
+typedef struct few_passes {
+    int32_t vectors, of4, of2, of1;
+} few_passes;
+
+static inline few_passes few_column_passes(int32_t d_v)
+{
+    const int32_t nzv = (d_v + LANES - 1) / LANES;
+    return (few_passes){nzv, nzv / 4, nzv % 4 / 2, nzv % 2};
+}
+
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                          const int masked, const float *alpha, int rescale, few_prefetch *pf)
 {
-    const int32_t nzv = (t->d_v + LANES - 1) / LANES;
+    const few_passes np = few_column_passes(t->d_v);
+    const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
     int32_t z0 = 0;
-    for (; z0 + 4 <= nzv; z0 += 4)
+    for (int32_t i = 0; i < np.of4; i++, z0 += 4)
         few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
                       pf);
-    if (z0 + 2 <= nzv) {
+    if (np.of2) {
         few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
                       pf);
         z0 += 2;
     }
-    if (z0 < nzv)
+    if (np.of1)
         few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale, pf);
 }
 
@@ -268,17 +289,9 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
  * steps, pass by pass (as few_group_scores and few_pv walk them). */
 static int64_t few_steps(const flash_tile *t, int32_t nb, int R)
 {
-    const int32_t nzv = (t->d_v + LANES - 1) / LANES;
-    int64_t rows_passes = 0;
-    int32_t z0 = 0;
-    for (; z0 + 4 <= nzv; z0 += 4)
-        rows_passes += (R + few_rows_per_pass(4, R) - 1) / few_rows_per_pass(4, R);
-    if (z0 + 2 <= nzv) {
-        rows_passes += (R + few_rows_per_pass(2, R) - 1) / few_rows_per_pass(2, R);
-        z0 += 2;
-    }
-    if (z0 < nzv)
-        rows_passes += (R + few_rows_per_pass(1, R) - 1) / few_rows_per_pass(1, R);
+    const few_passes np = few_column_passes(t->d_v);
+    const int64_t rows_passes = np.of4 * few_row_passes(4, R) + np.of2 * few_row_passes(2, R) +
+                                np.of1 * few_row_passes(1, R);
     const int kg = LANES / R;
     return (int64_t)((nb + kg - 1) / kg) * ((t->d_k + LANES - 1) / LANES) + rows_passes * nb;
 }
