@@ -16,8 +16,9 @@ fi
 # Debian packages: compilers and CMake; Google Benchmark 1.7 (the bench
 # shim); libxsmm 1.17 (JIT GEMM tiles); OpenBLAS (the BLAS peer); clang,
 # libomp-dev (clang's OpenMP, and Archer for TSan) and valgrind (sanitizers,
-# fuzzers, memcheck); clang-format (the format test); python3-venv (scripts/).
-packages=(cmake make gcc g++ pkg-config git libbenchmark-dev libxsmm-dev libopenblas-dev
+# fuzzers, memcheck); clang-format (the format test); python3-venv (scripts/);
+# libsimde-dev (header-only: the avx512 sources emulated on AVX2 in a test).
+packages=(cmake make gcc g++ pkg-config git libbenchmark-dev libxsmm-dev libopenblas-dev libsimde-dev
           clang clang-format llvm libomp-dev valgrind python3 python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do

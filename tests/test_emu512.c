@@ -1,0 +1,232 @@
+/* The avx512 variant's own code, run where AVX-512 is missing: its sources
+ * (flash_avx512.c, flash_avx512_decode.c, exp_avx512.c) compiled again on
+ * SIMDe (tests/emu512/), for AVX2 + FMA + F16C. test_generic16 checks the
+ * avx512 block kernel's logic on portable primitives; this runs the real
+ * files, vec_avx512.h's k-masks and the decode kernel included:
+ *   - verify's full (with the variant's tile sweeps) and adversarial cases,
+ *     f32 and the narrow type combinations (f16 / bf16 K/V, all f16, all
+ *     bf16), 3 seeds, rules A, B and C against naive in the same types;
+ *   - an f16 / bf16 KV cache gives bitwise the O of f32 K/V holding the
+ *     same values (the decode kernel's own narrow reads among them);
+ *   - on a CPU with AVX-512, the emulated copy gives bitwise the O of the
+ *     native one (so the emulation is the hardware's arithmetic).
+ * Skipped (77) on a CPU without AVX2, FMA or F16C. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "cases.h"
+#include "check.h"
+#include "cpu_features.h"
+#include "dtype.h"
+#include "variant.h"
+
+extern const attn_variant attn_variant_avx512_emu;
+
+enum { EMU_FEATURES = ATTN_CPU_AVX2 | ATTN_CPU_FMA | ATTN_CPU_F16C, SEEDS = 3 };
+
+/* The type combinations by part (argv: "f32", "narrow-kv", "narrow"; all
+ * without arguments), so ctest runs the parts side by side. */
+typedef struct emu_part {
+    const char *name;
+    attn_types types[2];
+    int n_types, bitwise;
+} emu_part;
+static const emu_part PARTS[] = {
+    {"f32", {{ATTN_F32, ATTN_F32, ATTN_F32}}, 1, 1},
+    {"narrow-kv", {{ATTN_F32, ATTN_F16, ATTN_F32}, {ATTN_F32, ATTN_BF16, ATTN_F32}}, 2, 0},
+    {"narrow", {{ATTN_F16, ATTN_F16, ATTN_F16}, {ATTN_BF16, ATTN_BF16, ATTN_BF16}}, 2, 0},
+};
+enum { N_PARTS = sizeof PARTS / sizeof PARTS[0] };
+
+/* One case in one type combination over its seeds, as verify runs it. */
+static void verify_case(check_tally *t, const attn_variant *emu, const attn_variant *naive,
+                        const attn_case *c0, const attn_types *types)
+{
+    attn_case c = *c0;
+    c.types = *types;
+    char name[256], why[400] = "";
+    attn_case_name(emu->name, &c, name, sizeof name);
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc_typed(&b, &c.shape, &c.types) != 0) {
+        CHECK(t, 0, "%s: cannot allocate", name);
+        attn_case_buffers_free(&b);
+        return;
+    }
+    attn_err_stats total, naive_total;
+    attn_err_init(&total);
+    attn_err_init(&naive_total);
+    int ran = 1;
+    const long seeds = attn_case_min_seeds(&c) > SEEDS ? attn_case_min_seeds(&c) : SEEDS;
+    for (long seed = 1; ran && seed <= seeds; seed++) {
+        attn_shape s = attn_case_fill(&c, (uint64_t)seed, b.q, b.k, b.v);
+        attn_err_stats st, naive_st;
+        ran = attn_verify_run_class(naive, &s, ATTN_F32, &b, &naive_st, why, sizeof why) == 0 &&
+              attn_verify_run_class(emu, &s, ATTN_F32, &b, &st, why, sizeof why) == 0;
+        if (ran) {
+            attn_err_merge(&naive_total, &naive_st);
+            attn_err_merge(&total, &st);
+        }
+    }
+    CHECK(t, ran, "%s: %s", name, why);
+    CHECK(t, !ran || total.failures == 0, "%s: %s", name, total.first_failure);
+    CHECK(t, !ran || attn_rule_b_holds(total.e_m, naive_total.e_m),
+          "%s: rule B: E_M %.2fu vs naive %.2fu", name, total.e_m, naive_total.e_m);
+    attn_case_buffers_free(&b);
+}
+
+/* O of `v` on the case's data (seed 7) in `types`, K/V given as f32 or as
+ * the case buffers' narrow copies; 0 or the run's code. */
+static int run_o(const attn_variant *v, const attn_case *c, const attn_types *types,
+                 attn_case_buffers *b, const float *k32, const float *v32, float *o)
+{
+    const attn_run_options opt = {*types, ATTN_F32};
+    char msg[256];
+    const void *k = types->kv == ATTN_F32 ? (const void *)k32 : b->tk;
+    const void *vv = types->kv == ATTN_F32 ? (const void *)v32 : b->tv;
+    return attn_run_variant_typed(v, &c->shape, &opt, b->q, k, vv, o, NULL, msg, sizeof msg);
+}
+
+static size_t first_difference(const float *a, const float *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && memcmp(&a[i], &b[i], sizeof a[i]) == 0)
+        i++;
+    return i;
+}
+
+/* The narrow_kv test's shapes: grouped and per-tile staging in prefill,
+ * the decode kernel (one tile of 1, 4 rows) with and without splits. */
+static const attn_case BITWISE_CASES[] = {
+    {.shape = {1, 8, 8, 300, 300, 64, 64, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {2, 8, 2, 101, 333, 40, 24, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 32, 8, 1, 3000, 128, 128, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 4, 4, 1, 1000, 64, 64, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 8, 1, 2, 777, 80, 80, 1, 0.0f}, .data = DATA_NORMAL},
+};
+
+/* Narrow K/V against f32 K/V of the same values; the native variant
+ * against the emulated one where the CPU runs both. */
+static void bitwise_case(check_tally *t, const attn_variant *emu, const attn_variant *native,
+                         const attn_case *c, int32_t kv)
+{
+    const attn_types narrow = {ATTN_F32, kv, ATTN_F32}, wide = {ATTN_F32, ATTN_F32, ATTN_F32};
+    char name[256];
+    attn_case_name(emu->name, c, name, sizeof name);
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc_typed(&b, &c->shape, &narrow) != 0) {
+        CHECK(t, 0, "%s: cannot allocate", name);
+        attn_case_buffers_free(&b);
+        return;
+    }
+    const attn_shape s = attn_case_fill(c, 7, b.q, b.k, b.v);
+    attn_case_buffers_narrow(&b, &s);
+    const size_t nk = attn_kv_elems(&s, s.d_k), nv = attn_kv_elems(&s, s.d_v),
+                 no = attn_o_elems(&s);
+    float *k32 = malloc(sizeof(float) * nk), *v32 = malloc(sizeof(float) * nv);
+    float *o_narrow = malloc(sizeof(float) * no), *o_wide = malloc(sizeof(float) * no);
+    float *o_native = malloc(sizeof(float) * no);
+    if (!k32 || !v32 || !o_narrow || !o_wide || !o_native) {
+        CHECK(t, 0, "%s: cannot allocate", name);
+    } else {
+        attn_widen_portable(b.tk, kv, k32, nk);
+        attn_widen_portable(b.tv, kv, v32, nv);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            omp_set_num_threads(threads);
+            int rc1 = run_o(emu, c, &narrow, &b, k32, v32, o_narrow);
+            int rc2 = run_o(emu, c, &wide, &b, k32, v32, o_wide);
+            CHECK(t, rc1 == ATTN_OK && rc2 == ATTN_OK, "%s kv=%s threads=%d: runs returned %d, %d",
+                  name, attn_dtype_name(kv), threads, rc1, rc2);
+            size_t i = first_difference(o_narrow, o_wide, no);
+            CHECK(t, i == no,
+                  "%s kv=%s threads=%d: O[%zu] %.9g from the narrow cache, %.9g from f32 K/V of "
+                  "the same values",
+                  name, attn_dtype_name(kv), threads, i, i < no ? o_narrow[i] : 0.0,
+                  i < no ? o_wide[i] : 0.0);
+            if (!attn_variant_runnable(native))
+                continue;
+            int rc3 = run_o(native, c, &narrow, &b, k32, v32, o_native);
+            i = first_difference(o_native, o_narrow, no);
+            CHECK(t, rc3 == ATTN_OK && i == no,
+                  "%s kv=%s threads=%d: native avx512 O[%zu] %.9g, emulated %.9g (rc %d)", name,
+                  attn_dtype_name(kv), threads, i, i < no ? o_native[i] : 0.0,
+                  i < no ? o_narrow[i] : 0.0, rc3);
+        }
+    }
+    free(k32);
+    free(v32);
+    free(o_narrow);
+    free(o_wide);
+    free(o_native);
+    attn_case_buffers_free(&b);
+}
+
+/* Verify's full and adversarial cases in the part's types. */
+static void verify_part(check_tally *t, const attn_variant *emu, const attn_variant *naive,
+                        const emu_part *part)
+{
+    int32_t tiles[ATTN_MAX_TILES];
+    const int n_tiles = attn_variant_tile_sizes(emu, tiles);
+    const attn_case_set sets[] = {CASES_FULL, CASES_ADVERSARIAL};
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        int n = attn_case_list(sets[si], tiles, n_tiles, NULL, 0);
+        attn_case *cases = malloc(sizeof *cases * (size_t)n);
+        if (!cases) {
+            CHECK(t, 0, "cannot allocate %d cases", n);
+            return;
+        }
+        attn_case_list(sets[si], tiles, n_tiles, cases, n);
+        for (int i = 0; i < n; i++)
+            for (int ti = 0; ti < part->n_types; ti++)
+                verify_case(t, emu, naive, &cases[i], &part->types[ti]);
+        free(cases);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if ((attn_cpu()->features & EMU_FEATURES) != EMU_FEATURES) {
+        printf("SKIP emu512: the emulated avx512 build needs avx2, fma and f16c\n");
+        return 77;
+    }
+    /* The variant as the table has it, but runnable on what it was built
+     * for here; its name says it is the emulated copy. */
+    attn_variant emu = attn_variant_avx512_emu;
+    emu.name = "avx512-emu";
+    emu.required_features = EMU_FEATURES;
+    const attn_variant *naive = attn_find_variant("naive");
+    const attn_variant *native = attn_find_variant("avx512");
+    check_tally t = {0, 0};
+    if (!naive || !native) {
+        printf("emu512: naive or avx512 missing from the table\n");
+        return 1;
+    }
+    int run[N_PARTS] = {0};
+    for (int a = 1; a < argc; a++) {
+        int found = 0;
+        for (int p = 0; p < N_PARTS; p++)
+            if (strcmp(argv[a], PARTS[p].name) == 0)
+                run[p] = found = 1;
+        if (!found) {
+            fprintf(stderr, "test_emu512: unknown part '%s' (f32, narrow-kv, narrow)\n", argv[a]);
+            return 2;
+        }
+    }
+    for (int p = 0; p < N_PARTS; p++) {
+        if (argc > 1 && !run[p])
+            continue;
+        omp_set_num_threads(2);
+        verify_part(&t, &emu, naive, &PARTS[p]);
+        for (size_t c = 0; PARTS[p].bitwise && c < sizeof BITWISE_CASES / sizeof BITWISE_CASES[0];
+             c++) {
+            bitwise_case(&t, &emu, native, &BITWISE_CASES[c], ATTN_F16);
+            bitwise_case(&t, &emu, native, &BITWISE_CASES[c], ATTN_BF16);
+        }
+    }
+    printf("emu512: native avx512 %s\n", attn_variant_runnable(native)
+                                             ? "runs here: compared bitwise"
+                                             : "not runnable here: emulated copy only");
+    return check_report("emu512 (the avx512 variant's sources on SIMDe)", &t);
+}
