@@ -45,6 +45,12 @@ static inline simde__m512i attn_emu_maskz_loadu_epi32(simde__mmask16 k, const vo
     return simde_mm512_loadu_si512(v);
 }
 
+/* clang's headers define some of these as macros: replace them. */
+#undef _mm512_mask3_fmadd_ps
+#undef _mm512_mask_storeu_ps
+#undef _mm512_maskz_loadu_ps
+#undef _mm512_maskz_loadu_epi32
+#undef _mm512_shuffle_f32x4
 #define _mm512_mask3_fmadd_ps attn_emu_mask3_fmadd_ps
 #define _mm512_mask_storeu_ps attn_emu_mask_storeu_ps
 #define _mm512_maskz_loadu_ps attn_emu_maskz_loadu_ps
