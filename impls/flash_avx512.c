@@ -14,6 +14,13 @@
 /* After the primitives and the tiles it is written against. */
 #include "flash_block_generic.h"
 
+/* The decode kernel reads f16 and bf16 K/V itself (AVX512F widens both). */
+static int avx512_few_reads(int32_t kv_type)
+{
+    (void)kv_type;
+    return 1;
+}
+
 static const flash_geometry avx512_geometry = {
     .lanes = VEC_LANES,
     .max_rows = VEC_LANES * MAX_VECTORS,
@@ -21,6 +28,7 @@ static const flash_geometry avx512_geometry = {
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_decode_kernel,
+    .few_reads = avx512_few_reads,
 };
 
 static int avx512_workspace(const attn_problem *p, size_t *bytes)

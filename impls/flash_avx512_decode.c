@@ -6,6 +6,7 @@
  * -mavx512f -mfma. */
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "flash_avx512_decode.h"
 #include "simd_avx512.h"
@@ -31,7 +32,10 @@ static inline int32_t min32(int32_t a, int32_t b)
  * So K and V are each read front to back, once, as two plain streams: the
  * hardware prefetchers keep them coming at memory speed, and the arithmetic
  * (about 2 FMAs per key element) hides under the transfer. flash_avx512.c's KV_BLOCK
- * is a multiple of 16, so every key group 16/R divides it. */
+ * is a multiple of 16, so every key group 16/R divides it. An f16/bf16 KV
+ * cache is read as it is, 16 elements per 32-byte load widened in registers
+ * (vcvtph2ps; a zero-extension and a 16-bit shift for bf16, both AVX512F),
+ * so it moves half the bytes (flash_avx512.c's few_reads: every type). */
 /* FEW_PREFETCH: K and V lines are also prefetched 4 KiB ahead of the loads
  * (measured 1 thread, 32 heads of n_kv 32768, d 128: 9.3 -> 11.7 GB/s; 2 and
  * 8 KiB ahead within 2% of that). */
@@ -60,40 +64,80 @@ FLASH_INLINE __m512 fold_rows_sum(__m512 x, const int R)
     return x;
 }
 
-/* acc[i·R + r] += q_r[c..c+16) · k_i[c..c+16), lanes past `tail` zero. */
-FLASH_INLINE void few_dot_step(const flash_tile *t, const float *const *k, int32_t c,
-                               __mmask16 tail, const int R, __m512 *acc)
+/* The tile's K or V (T: their element type; staged blocks are f32) and 16
+ * of their elements from element e, widened to f32 (exact). */
+FLASH_INLINE const void *kv_base(const flash_tile *t, int is_v, const int T)
+{
+    if (T == ATTN_F32)
+        return is_v ? (const void *)t->v : (const void *)t->k;
+    return is_v ? t->v_src : t->k_src;
+}
+
+FLASH_INLINE __m512 load16(const void *base, size_t e, const int T)
+{
+    if (T == ATTN_F32)
+        return _mm512_loadu_ps((const float *)base + e);
+    __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)base + e));
+    if (T == ATTN_F16)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The lanes of `tail` (the first n), zero past: what lies beyond is the
+ * next row. 16-bit masked loads would need AVX512BW: narrow types copy. */
+FLASH_INLINE __m512 load16_tail(const void *base, size_t e, __mmask16 tail, const int T)
+{
+    if (T == ATTN_F32)
+        return _mm512_maskz_loadu_ps(tail, (const float *)base + e);
+    uint16_t h[LANES] = {0};
+    memcpy(h, (const uint16_t *)base + e, sizeof h[0] * (size_t)__builtin_popcount(tail));
+    return load16(h, 0, T);
+}
+
+/* Byte address of element e, for prefetching. */
+FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
+{
+    return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
+}
+
+/* acc[i·R + r] += q_r[c..c+16) · k_i[c..c+16) (key i's row from element
+ * k[i] of kb), lanes past `tail` zero. */
+FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t *k, int32_t c,
+                               __mmask16 tail, const int R, const int T, __m512 *acc)
 {
     const int kg = LANES / R;
     __m512 q[FEW_ROWS];
     for (int r = 0; r < R; r++)
         q[r] = _mm512_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
-        _mm_prefetch((const char *)(k[i] + c) + FEW_PREFETCH, _MM_HINT_T0);
-        __m512 kv =
-            tail == 0xffff ? _mm512_loadu_ps(k[i] + c) : _mm512_maskz_loadu_ps(tail, k[i] + c);
+        _mm_prefetch(byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
+        __m512 kv = tail == 0xffff ? load16(kb, k[i] + (size_t)c, T)
+                                   : load16_tail(kb, k[i] + (size_t)c, tail, T);
         for (int r = 0; r < R; r++)
             acc[i * R + r] = _mm512_fmadd_ps(q[r], kv, acc[i * R + r]);
     }
 }
 
-/* Unscaled scores of the 16/R keys from k0 (nk of them are real: the rest
- * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
-FLASH_INLINE __m512 few_group_scores(const flash_tile *t, const float *k0, int32_t nk, const int R)
+/* Unscaled scores of the 16/R keys from key j (nk of them are real: the
+ * rest repeat the last, so reads stay in the block) with the R rows, lane
+ * i·R + r. */
+FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
+                                     const int T)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
-    const float *k[LANES];
+    const void *kb = kv_base(t, 0, T);
+    size_t k[LANES];
     __m512 acc[LANES];
     for (int i = 0; i < kg; i++)
-        k[i] = k0 + (size_t)min32(i, nk - 1) * d_k;
+        k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
     for (int n = 0; n < LANES; n++)
         acc[n] = _mm512_setzero_ps();
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
-        few_dot_step(t, k, c, 0xffff, R, acc);
+        few_dot_step(t, kb, k, c, 0xffff, R, T, acc);
     if (c < d_k)
-        few_dot_step(t, k, c, attn_tail_mask_avx512(d_k - c), R, acc);
+        few_dot_step(t, kb, k, c, attn_tail_mask_avx512(d_k - c), R, T, acc);
     return attn_hsum16_avx512(acc);
 }
 
@@ -101,7 +145,8 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, const float *k0, int32
  * by `last`): alpha, then the block's weighted V rows. */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, __mmask16 last,
-                                 const int R, const int masked, const float *alpha, int rescale)
+                                 const int R, const int T, const int masked, const float *alpha,
+                                 int rescale)
 {
     const int32_t d_v = t->d_v;
     __m512 a[FEW_ROWS][MAX_NZ];
@@ -115,16 +160,18 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
                 a[r][z] = _mm512_mul_ps(a[r][z], _mm512_set1_ps(alpha[r0 + r]));
         }
     }
-    const float *vr = flash_v_row(t, j0) + LANES * z0;
+    const void *vb = kv_base(t, 1, T);
+    size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
-    for (int32_t j = 0; j < nb; j++, vr += d_v, p += R) {
+    for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         __m512 v[MAX_NZ];
         if (r0 == 0)
             for (int z = 0; z < nz; z++)
-                _mm_prefetch((const char *)(vr + LANES * z) + FEW_PREFETCH, _MM_HINT_T0);
+                _mm_prefetch(byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
         for (int z = 0; z < nz; z++)
-            v[z] = z == nz - 1 ? _mm512_maskz_loadu_ps(last, vr + LANES * z)
-                               : _mm512_loadu_ps(vr + LANES * z);
+            v[z] = z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
+                       ? load16_tail(vb, vr + LANES * z, last, T)
+                       : load16(vb, vr + LANES * z, T);
         for (int r = 0; r < rp; r++) {
             __m512 pb = _mm512_set1_ps(p[r]);
             __mmask16 vis = (__mmask16) - (int)(j0 + j < seen[r]);
@@ -143,37 +190,40 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
 /* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: a
  * tile of at most 16 accumulators, the rest of the 32 zmm for the V row. */
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
-                                const int nz, __mmask16 last, const int R, const int masked,
-                                const float *alpha, int rescale)
+                                const int nz, __mmask16 last, const int R, const int T,
+                                const int masked, const float *alpha, int rescale)
 {
     const int rp_max = nz > 4 ? 2 : nz > 2 ? 4 : 8;
     const int rp = R < rp_max ? R : rp_max;
     for (int32_t r0 = 0; r0 < R; r0 += rp)
-        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, masked, alpha, rescale);
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
 }
 
-FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int masked,
-                         const float *alpha, int rescale)
+FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
+                         const int masked, const float *alpha, int rescale)
 {
     const int32_t nzv = (t->d_v + LANES - 1) / LANES;
     const __mmask16 lastm = attn_tail_mask_avx512(t->d_v - LANES * (nzv - 1));
     int32_t z0 = 0;
     for (; z0 + 8 <= nzv; z0 += 8)
-        few_rows_pass(t, j0, nb, z0, 8, z0 + 8 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 8, z0 + 8 == nzv ? lastm : 0xffff, R, T, masked, alpha,
+                      rescale);
     if (z0 + 4 <= nzv) {
-        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastm : 0xffff, R, T, masked, alpha,
+                      rescale);
         z0 += 4;
     }
     if (z0 + 2 <= nzv) {
-        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastm : 0xffff, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastm : 0xffff, R, T, masked, alpha,
+                      rescale);
         z0 += 2;
     }
     if (z0 < nzv)
-        few_rows_pass(t, j0, nb, z0, 1, lastm, R, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 1, lastm, R, T, masked, alpha, rescale);
 }
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
-FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R,
+FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                             const int masked, __m512 *m, __m512 *l)
 {
     const int kg = LANES / R;
@@ -185,7 +235,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                  _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
     __m512 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m512 s = few_group_scores(t, flash_k_row(t, j0 + jj), nb - jj, R);
+        __m512 s = few_group_scores(t, j0 + jj, nb - jj, R, T);
         __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
         __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(j0 + nb), jv);
         if (masked)
@@ -211,10 +261,10 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     *l = _mm512_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
     float alpha_r[LANES] __attribute__((aligned(64)));
     _mm512_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
-    few_pv(t, j0, nb, R, masked, alpha_r, rescale);
+    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale);
 }
 
-FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
+FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T)
 {
     const __m512i row = _mm512_and_si512(lane_index(), _mm512_set1_epi32(R - 1));
     const __mmask16 rows = attn_tail_mask_avx512(R);
@@ -223,45 +273,43 @@ FLASH_INLINE void few_blocks(const flash_tile *t, const int R)
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = min32(t->kv_block, t->kv_end - j0);
         if (t->seen_min >= j0 + nb)
-            few_block(t, j0, nb, R, 0, &m, &l);
+            few_block(t, j0, nb, R, T, 0, &m, &l);
         else
-            few_block(t, j0, nb, R, 1, &m, &l);
+            few_block(t, j0, nb, R, T, 1, &m, &l);
     }
     _mm512_mask_storeu_ps(t->m, rows, m);
     _mm512_mask_storeu_ps(t->l, rows, l);
 }
 
-static void few_kernel_1(const flash_tile *t)
-{
-    few_blocks(t, 1);
-}
-static void few_kernel_2(const flash_tile *t)
-{
-    few_blocks(t, 2);
-}
-static void few_kernel_4(const flash_tile *t)
-{
-    few_blocks(t, 4);
-}
-static void few_kernel_8(const flash_tile *t)
-{
-    few_blocks(t, 8);
-}
+/* The instances: rows 1, 2, 4, 8 x K/V in f32 (or staged), f16, bf16. */
+#define FEW_KERNEL(R, T, name)                                                                     \
+    static void name(const flash_tile *t)                                                          \
+    {                                                                                              \
+        few_blocks(t, R, T);                                                                       \
+    }
+FEW_KERNEL(1, ATTN_F32, few_1_f32)
+FEW_KERNEL(2, ATTN_F32, few_2_f32)
+FEW_KERNEL(4, ATTN_F32, few_4_f32)
+FEW_KERNEL(8, ATTN_F32, few_8_f32)
+FEW_KERNEL(1, ATTN_F16, few_1_f16)
+FEW_KERNEL(2, ATTN_F16, few_2_f16)
+FEW_KERNEL(4, ATTN_F16, few_4_f16)
+FEW_KERNEL(8, ATTN_F16, few_8_f16)
+FEW_KERNEL(1, ATTN_BF16, few_1_bf16)
+FEW_KERNEL(2, ATTN_BF16, few_2_bf16)
+FEW_KERNEL(4, ATTN_BF16, few_4_bf16)
+FEW_KERNEL(8, ATTN_BF16, few_8_bf16)
+
+static const flash_kernel few_kernels[ATTN_DTYPE_COUNT][4] = {
+    [ATTN_F32] = {few_1_f32, few_2_f32, few_4_f32, few_8_f32},
+    [ATTN_F16] = {few_1_f16, few_2_f16, few_4_f16, few_8_f16},
+    [ATTN_BF16] = {few_1_bf16, few_2_bf16, few_4_bf16, few_8_bf16},
+};
 
 void attn_avx512_decode_kernel(const flash_tile *t)
 {
-    switch (t->rows) {
-    case 1:
-        few_kernel_1(t);
-        break;
-    case 2:
-        few_kernel_2(t);
-        break;
-    case 4:
-        few_kernel_4(t);
-        break;
-    default:
-        few_kernel_8(t);
-        break;
-    }
+    /* A staged block is f32 whatever the tensors' type. */
+    const int32_t type = t->staged ? ATTN_F32 : t->kv_type;
+    const int rows = t->rows == 1 ? 0 : t->rows == 2 ? 1 : t->rows == 4 ? 2 : 3;
+    few_kernels[type][rows](t);
 }

@@ -4,7 +4,7 @@
  * shapes make the online-softmax driver share each staged key block among a
  * group of query tiles (many tiles per head, few threads), stage per tile
  * (one tile per head), split the keys (decode) and read narrow K/V directly
- * (avx2's decode kernel); ragged tiles, GQA, causal and d_k != d_v, at 1 to
+ * (the avx2 and avx512 decode kernels); ragged tiles, GQA, causal and d_k != d_v, at 1 to
  * 3 threads. */
 #include <omp.h>
 #include <stdlib.h>

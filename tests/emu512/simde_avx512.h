@@ -10,6 +10,7 @@
 
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
+#include <simde/x86/f16c.h>
 
 /* Intrinsics SIMDe 0.7.4 lacks (or has no alias for). Masked loads read
  * only their lanes, as the hardware does: a lane past a tensor's end is
@@ -45,12 +46,31 @@ static inline simde__m512i attn_emu_maskz_loadu_epi32(simde__mmask16 k, const vo
     return simde_mm512_loadu_si512(v);
 }
 
+/* f16 and bf16 widening, half by half on F16C / AVX2: exact, as on AVX-512. */
+static inline simde__m512 attn_emu_cvtph_ps(simde__m256i h)
+{
+    return simde_mm512_insertf32x8(
+        simde_mm512_castps256_ps512(simde_mm256_cvtph_ps(simde_mm256_castsi256_si128(h))),
+        simde_mm256_cvtph_ps(simde_mm256_extracti128_si256(h, 1)), 1);
+}
+
+static inline simde__m512i attn_emu_cvtepu16_epi32(simde__m256i h)
+{
+    return simde_mm512_inserti32x8(
+        simde_mm512_castsi256_si512(simde_mm256_cvtepu16_epi32(simde_mm256_castsi256_si128(h))),
+        simde_mm256_cvtepu16_epi32(simde_mm256_extracti128_si256(h, 1)), 1);
+}
+
 /* clang's headers define some of these as macros: replace them. */
+#undef _mm512_cvtph_ps
+#undef _mm512_cvtepu16_epi32
 #undef _mm512_mask3_fmadd_ps
 #undef _mm512_mask_storeu_ps
 #undef _mm512_maskz_loadu_ps
 #undef _mm512_maskz_loadu_epi32
 #undef _mm512_shuffle_f32x4
+#define _mm512_cvtph_ps attn_emu_cvtph_ps
+#define _mm512_cvtepu16_epi32 attn_emu_cvtepu16_epi32
 #define _mm512_mask3_fmadd_ps attn_emu_mask3_fmadd_ps
 #define _mm512_mask_storeu_ps attn_emu_mask_storeu_ps
 #define _mm512_maskz_loadu_ps attn_emu_maskz_loadu_ps
