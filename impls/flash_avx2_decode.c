@@ -65,15 +65,7 @@ FLASH_INLINE __m256 fold_rows_sum(__m256 x, const int R)
     return x;
 }
 
-/* The tile's K or V (T: their element type; staged blocks are f32) and 8
- * of their elements from element e, widened to f32 (exact). */
-FLASH_INLINE const void *kv_base(const flash_tile *t, int is_v, const int T)
-{
-    if (T == ATTN_F32)
-        return is_v ? (const void *)t->v : (const void *)t->k;
-    return is_v ? t->v_src : t->k_src;
-}
-
+/* 8 elements of K or V (type T) from element e, widened to f32 (exact). */
 FLASH_INLINE __m256 load8(const void *base, size_t e, const int T)
 {
     if (T == ATTN_F32)
@@ -92,12 +84,6 @@ FLASH_INLINE __m256 load_tail(const void *base, size_t e, int n, const int T)
     uint16_t h[LANES] = {0};
     memcpy(h, (const uint16_t *)base + e, sizeof h[0] * (size_t)n);
     return load8(h, 0, T);
-}
-
-/* Byte address of element e, for prefetching. */
-FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
-{
-    return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
 }
 
 /* The next key block's K rows, then its V rows, into L2: `per` lines at
@@ -141,7 +127,7 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
         q[r] = _mm256_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
         if (!t->staged)
-            _mm_prefetch(byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
         __m256 kv = tail == LANES ? load8(kb, k[i] + (size_t)c, T)
                                   : load_tail(kb, k[i] + (size_t)c, tail, T);
         for (int r = 0; r < R; r++)
@@ -158,7 +144,7 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
-    const void *kb = kv_base(t, 0, T);
+    const void *kb = flash_kv_base(t, 0, T);
     size_t k[LANES];
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
@@ -168,10 +154,10 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
      * scores run (P·V walks V in column passes, rows strided by d_v, which
      * the hardware prefetchers do not follow). */
     if (!t->staged && (T != ATTN_F32 || j < t->kv_begin + t->kv_block)) {
-        const void *vb = kv_base(t, 1, T);
+        const void *vb = flash_kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
         for (int i = 0; i < min32(kg, nk); i++) {
-            const char *row = byte_at(vb, (size_t)(j - t->kv_row0 + i) * t->d_v, T);
+            const char *row = flash_byte_at(vb, (size_t)(j - t->kv_row0 + i) * t->d_v, T);
             for (size_t b = 0; b < row_bytes; b += 64)
                 _mm_prefetch(row + b, _MM_HINT_T1);
         }
@@ -203,7 +189,7 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
                 a[r][z] = _mm256_mul_ps(a[r][z], _mm256_set1_ps(alpha[r0 + r]));
         }
     }
-    const void *vb = kv_base(t, 1, T);
+    const void *vb = flash_kv_base(t, 1, T);
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
@@ -306,8 +292,8 @@ static few_prefetch few_next_block(const flash_tile *t, int32_t j0, int32_t nb, 
         return f;
     const size_t es = T == ATTN_F32 ? 4 : 2;
     const size_t kbytes = (size_t)nb1 * (size_t)t->d_k * es, vbytes = (size_t)nb1 * t->d_v * es;
-    f.at[0] = byte_at(kv_base(t, 0, T), (size_t)(j1 - t->kv_row0) * t->d_k, T);
-    f.at[1] = byte_at(kv_base(t, 1, T), (size_t)(j1 - t->kv_row0) * t->d_v, T);
+    f.at[0] = flash_byte_at(flash_kv_base(t, 0, T), (size_t)(j1 - t->kv_row0) * t->d_k, T);
+    f.at[1] = flash_byte_at(flash_kv_base(t, 1, T), (size_t)(j1 - t->kv_row0) * t->d_v, T);
     f.lines[0] = (int32_t)((kbytes + 63) / 64);
     f.lines[1] = (int32_t)((vbytes + 63) / 64);
     const int64_t steps = few_steps(t, nb, R);

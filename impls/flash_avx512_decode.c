@@ -64,15 +64,7 @@ FLASH_INLINE __m512 fold_rows_sum(__m512 x, const int R)
     return x;
 }
 
-/* The tile's K or V (T: their element type; staged blocks are f32) and 16
- * of their elements from element e, widened to f32 (exact). */
-FLASH_INLINE const void *kv_base(const flash_tile *t, int is_v, const int T)
-{
-    if (T == ATTN_F32)
-        return is_v ? (const void *)t->v : (const void *)t->k;
-    return is_v ? t->v_src : t->k_src;
-}
-
+/* 16 elements of K or V (type T) from element e, widened to f32 (exact). */
 FLASH_INLINE __m512 load16(const void *base, size_t e, const int T)
 {
     if (T == ATTN_F32)
@@ -94,12 +86,6 @@ FLASH_INLINE __m512 load16_tail(const void *base, size_t e, __mmask16 tail, cons
     return load16(h, 0, T);
 }
 
-/* Byte address of element e, for prefetching. */
-FLASH_INLINE const char *byte_at(const void *base, size_t e, const int T)
-{
-    return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
-}
-
 /* acc[i·R + r] += q_r[c..c+16) · k_i[c..c+16) (key i's row from element
  * k[i] of kb), lanes past `tail` zero. */
 FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t *k, int32_t c,
@@ -110,7 +96,7 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
     for (int r = 0; r < R; r++)
         q[r] = _mm512_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
-        _mm_prefetch(byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T0);
         __m512 kv = tail == 0xffff ? load16(kb, k[i] + (size_t)c, T)
                                    : load16_tail(kb, k[i] + (size_t)c, tail, T);
         for (int r = 0; r < R; r++)
@@ -126,7 +112,7 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
-    const void *kb = kv_base(t, 0, T);
+    const void *kb = flash_kv_base(t, 0, T);
     size_t k[LANES];
     __m512 acc[LANES];
     for (int i = 0; i < kg; i++)
@@ -160,14 +146,14 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
                 a[r][z] = _mm512_mul_ps(a[r][z], _mm512_set1_ps(alpha[r0 + r]));
         }
     }
-    const void *vb = kv_base(t, 1, T);
+    const void *vb = flash_kv_base(t, 1, T);
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         __m512 v[MAX_NZ];
         if (r0 == 0)
             for (int z = 0; z < nz; z++)
-                _mm_prefetch(byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
+                _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
                        ? load16_tail(vb, vr + LANES * z, last, T)

@@ -152,6 +152,22 @@ static inline const float *flash_v_row(const flash_tile *t, int32_t j)
     return t->v + (size_t)(j - t->kv_row0) * t->d_v;
 }
 
+/* For few kernels that read K/V of type T themselves (few_reads): the
+ * tile's K or V as elements of T (a staged block is f32, so T is ATTN_F32
+ * for it), indexed like flash_k_row / flash_v_row from kv_row0; and the
+ * byte address of element e, for prefetching. */
+FLASH_INLINE const void *flash_kv_base(const flash_tile *t, int is_v, const int T)
+{
+    if (T == ATTN_F32)
+        return is_v ? (const void *)t->v : (const void *)t->k;
+    return is_v ? t->v_src : t->k_src;
+}
+
+FLASH_INLINE const char *flash_byte_at(const void *base, size_t e, const int T)
+{
+    return (const char *)base + e * (T == ATTN_F32 ? 4 : 2);
+}
+
 int flash_workspace_size(const attn_problem *p, const flash_geometry *g, size_t *bytes);
 int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace);
 
