@@ -22,6 +22,7 @@
 #include "cpu_features.h"
 #include "dtype.h"
 #include "variant.h"
+#include "verify_case.h"
 
 extern const attn_variant attn_variant_avx512_emu;
 
@@ -41,40 +42,13 @@ static const emu_part PARTS[] = {
 };
 enum { N_PARTS = sizeof PARTS / sizeof PARTS[0] };
 
-/* One case in one type combination over its seeds, as verify runs it. */
+/* One case in one type combination, as verify runs it. */
 static void verify_case(check_tally *t, const attn_variant *emu, const attn_variant *naive,
                         const attn_case *c0, const attn_types *types)
 {
     attn_case c = *c0;
     c.types = *types;
-    char name[256], why[400] = "";
-    attn_case_name(emu->name, &c, name, sizeof name);
-    attn_case_buffers b;
-    if (attn_case_buffers_alloc_typed(&b, &c.shape, &c.types) != 0) {
-        CHECK(t, 0, "%s: cannot allocate", name);
-        attn_case_buffers_free(&b);
-        return;
-    }
-    attn_err_stats total, naive_total;
-    attn_err_init(&total);
-    attn_err_init(&naive_total);
-    int ran = 1;
-    const long seeds = attn_case_min_seeds(&c) > SEEDS ? attn_case_min_seeds(&c) : SEEDS;
-    for (long seed = 1; ran && seed <= seeds; seed++) {
-        attn_shape s = attn_case_fill(&c, (uint64_t)seed, b.q, b.k, b.v);
-        attn_err_stats st, naive_st;
-        ran = attn_verify_run_class(naive, &s, ATTN_F32, &b, &naive_st, why, sizeof why) == 0 &&
-              attn_verify_run_class(emu, &s, ATTN_F32, &b, &st, why, sizeof why) == 0;
-        if (ran) {
-            attn_err_merge(&naive_total, &naive_st);
-            attn_err_merge(&total, &st);
-        }
-    }
-    CHECK(t, ran, "%s: %s", name, why);
-    CHECK(t, !ran || total.failures == 0, "%s: %s", name, total.first_failure);
-    CHECK(t, !ran || attn_rule_b_holds(total.e_m, naive_total.e_m),
-          "%s: rule B: E_M %.2fu vs naive %.2fu", name, total.e_m, naive_total.e_m);
-    attn_case_buffers_free(&b);
+    check_verify_case(t, emu, naive, &c, SEEDS);
 }
 
 /* O of `v` on the case's data (seed 7) in `types`, K/V given as f32 or as

@@ -15,6 +15,7 @@
 #include "flash_avx512_tiles.h"
 #include "flash_driver.h"
 #include "vec_portable16.h"
+#include "verify_case.h"
 
 #include "flash_block_generic.h"
 
@@ -50,37 +51,6 @@ static const attn_variant generic16 = {
     .run = generic16_run,
 };
 
-static void check_case(check_tally *t, const attn_variant *naive, const attn_case *c)
-{
-    char name[256], why[400] = "";
-    attn_case_name(generic16.name, c, name, sizeof name);
-    attn_case_buffers b;
-    if (attn_case_buffers_alloc(&b, &c->shape) != 0) {
-        CHECK(t, 0, "%s: cannot allocate", name);
-        return;
-    }
-    attn_err_stats total, naive_total;
-    attn_err_init(&total);
-    attn_err_init(&naive_total);
-    int ran = 1;
-    const long seeds = attn_case_min_seeds(c) > 3 ? attn_case_min_seeds(c) : 3;
-    for (long seed = 1; ran && seed <= seeds; seed++) {
-        attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
-        attn_err_stats st, naive_st;
-        ran = attn_verify_run(naive, &s, &b, &naive_st, why, sizeof why) == 0 &&
-              attn_verify_run(&generic16, &s, &b, &st, why, sizeof why) == 0;
-        if (ran) {
-            attn_err_merge(&naive_total, &naive_st);
-            attn_err_merge(&total, &st);
-        }
-    }
-    CHECK(t, ran, "%s: %s", name, why);
-    CHECK(t, !ran || total.failures == 0, "%s: %s", name, total.first_failure);
-    CHECK(t, !ran || attn_rule_b_holds(total.e_m, naive_total.e_m),
-          "%s: rule B: E_M %.2fu vs naive %.2fu", name, total.e_m, naive_total.e_m);
-    attn_case_buffers_free(&b);
-}
-
 int main(void)
 {
     check_tally t = {0};
@@ -95,7 +65,7 @@ int main(void)
             return 2;
         attn_case_list(sets[si], tiles, n_tiles, cases, n);
         for (int i = 0; i < n; i++)
-            check_case(&t, naive, &cases[i]);
+            check_verify_case(&t, &generic16, naive, &cases[i], 3);
         free(cases);
     }
     return check_report("generic16 (the avx512 kernel on portable primitives)", &t);
