@@ -240,7 +240,7 @@ static void register_item(bench_item *it, const attn_peak *pk)
         if (isfinite(peak))
             attn_gb_percent_counter(b, "pct_peak", bytes, peak * 1e9);
     } else {
-        double peak = attn_peak_fma_for(pk, it->pc.threads);
+        double peak = attn_peak_roof_for(pk, it->variant->roof, it->pc.threads);
         if (isfinite(peak))
             attn_gb_percent_counter(b, "pct_peak", flops, peak * 1e9);
     }

@@ -172,7 +172,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     row->threads = threads;
     const int bw_bound = attn_perf_bandwidth_bound(s);
     snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
-    row->peak_gflops = attn_peak_fma_for(pk, threads);
+    row->peak_gflops = attn_peak_roof_for(pk, v->roof, threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
     size_t ws = 0;
     char why[400];

@@ -367,6 +367,19 @@ double attn_peak_fma_for(const attn_peak *pk, int threads)
     return NAN;
 }
 
+double attn_peak_roof_for(const attn_peak *pk, attn_roof roof, int threads)
+{
+    int ti = attn_peak_index(pk, threads);
+    switch (roof) {
+    case ATTN_ROOF_BF16_AVX512:
+        return ti < 0 ? NAN : pk->bf16_gflops[ATTN_BF16_AVX512][ti];
+    case ATTN_ROOF_BF16_AMX:
+        return ti < 0 ? NAN : pk->bf16_gflops[ATTN_BF16_AMX][ti];
+    default:
+        return attn_peak_fma_for(pk, threads);
+    }
+}
+
 double attn_peak_read_for(const attn_peak *pk, int threads)
 {
     int ti = attn_peak_index(pk, threads);

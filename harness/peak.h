@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "variant.h" /* attn_roof */
+
 typedef enum attn_isa { ATTN_ISA_SCALAR, ATTN_ISA_AVX2, ATTN_ISA_AVX512, ATTN_ISA_COUNT } attn_isa;
 
 /* The exp implementations the variants use: glibc's expf (naive, blas) and
@@ -98,6 +100,9 @@ int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *rea
  * thread count; NaN when that count was not measured. */
 double attn_peak_fma_for(const attn_peak *pk, int threads);
 double attn_peak_read_for(const attn_peak *pk, int threads);
+/* The compute roof a variant declares (variant.h, attn_roof) at a thread
+ * count: the FMA peak above, or a bf16 one; NaN when not measured. */
+double attn_peak_roof_for(const attn_peak *pk, attn_roof roof, int threads);
 /* Name of the best ISA the CPU runs that has a figure. */
 const char *attn_peak_best_isa(const attn_peak *pk);
 

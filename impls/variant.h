@@ -42,6 +42,16 @@ typedef struct attn_tiles {
 
 enum { ATTN_MAX_TILES = 6 }; /* the fields of attn_tiles */
 
+/* The roof a variant's compute-bound rows are judged against: the peak of
+ * the instructions its two GEMMs run on (the matrix's pct_peak,
+ * perf-targets' roof targets). Bandwidth-bound rows (decode) are judged
+ * against the read roof whatever this says. */
+typedef enum attn_roof {
+    ATTN_ROOF_FMA = 0,     /* fp32 FMA peak of the best ISA the CPU runs (the default) */
+    ATTN_ROOF_BF16_AVX512, /* vdpbf16ps: bf16 pairs, f32 accumulate */
+    ATTN_ROOF_BF16_AMX,    /* tdpbf16ps on AMX tiles */
+} attn_roof;
+
 /* How f16/bf16 tensors reach a variant's kernel (attn_run_typed). */
 typedef enum attn_widening {
     /* An f32 kernel: the dispatcher widens narrow Q, K, V whole into f32
@@ -62,6 +72,7 @@ typedef struct attn_variant {
     /* exp error in ulps (rule A's c_exp), measured by tests/test_exp. */
     int exp_ulps;
     attn_tiles tiles;
+    attn_roof roof;
     /* The library the variant is built on and its version, for the
      * results' metadata ("libxsmm", "1.17-..."); both NULL when none. */
     const char *library;
