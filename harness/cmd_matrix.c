@@ -153,8 +153,8 @@ typedef struct matrix_totals {
 
 /* `budget` (NULL without --budget) holds the plan the cells follow. */
 static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn_peak *pk, int all,
-                     attn_interrupt *in, attn_results_file *rf, matrix_totals *tot,
-                     matrix_budget *budget)
+                     matrix_roofs *roofs, attn_interrupt *in, attn_results_file *rf,
+                     matrix_totals *tot, matrix_budget *budget)
 {
     double total_weight = 0;
     for (int i = 0; i < n; i++) {
@@ -171,7 +171,7 @@ static int run_cells(const matrix_opts *o, matrix_cell *cells, int n, const attn
         snprintf(label, sizeof label, "threads=%d %s", cells[i].pc.threads, cells[i].name);
         attn_progress_show(&bar, label);
         attn_result_row row;
-        matrix_measure_cell(o, &cells[i], pk, all, &row);
+        matrix_measure_cell(o, &cells[i], pk, all, roofs, &row);
         if (emit_row(in, rf, &row, o->out) != 0)
             return -1;
         attn_progress_clear(&bar);
@@ -232,7 +232,7 @@ static int emit_peer_row(void *ctx, const attn_result_row *row)
 /* Every peer on every (shape, threads) cell of the preset, after the
  * variants (each peer cell is paired with the fastest variant row). */
 static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_peak *pk, int all,
-                     peer_emit_ctx *pe, char *versions, size_t cap)
+                     matrix_roofs *roofs, peer_emit_ctx *pe, char *versions, size_t cap)
 {
     int n = matrix_case_list(o, all, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n + 1));
@@ -241,8 +241,8 @@ static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_pea
     matrix_case_list(o, all, cases, n);
     /* Peer rows are appended to rf as they are written, so the pairing
      * must only see variant rows: best_variant() checks the kind. */
-    int rc =
-        matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, emit_peer_row, pe, versions, cap);
+    int rc = matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, roofs, emit_peer_row, pe,
+                              versions, cap);
     free(cases);
     return rc;
 }
@@ -301,7 +301,13 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         /* Interrupted, FILE.plan keeps the time spent, for --resume. */
         if (budgeted)
             attn_interrupt_before_exit(in, matrix_budget_save_hook, &budget);
-        if (run_cells(o, cells, n, &pk, m.cores, in, &rf, &tot, budgeted ? &budget : NULL) != 0)
+        matrix_roofs roofs;
+        matrix_roofs_init(&roofs, &pk,
+                          o->bw_bytes ? o->bw_bytes : attn_peak_default_opts().bw_array_bytes,
+                          m.cores);
+        matrix_roofs *paired = o->roof_paired ? &roofs : NULL;
+        if (run_cells(o, cells, n, &pk, m.cores, paired, in, &rf, &tot,
+                      budgeted ? &budget : NULL) != 0)
             rc = EXIT_FAILED;
         if (budgeted) {
             attn_interrupt_before_exit(in, NULL, NULL);
@@ -310,9 +316,10 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         char versions[256] = "";
         if (rc == EXIT_OK && o->peers.n > 0) {
             peer_emit_ctx pe = {in, &rf, o->out, &tot};
-            if (run_peers(o, &rf, &pk, m.cores, &pe, versions, sizeof versions) != 0)
+            if (run_peers(o, &rf, &pk, m.cores, paired, &pe, versions, sizeof versions) != 0)
                 rc = EXIT_FAILED;
         }
+        matrix_roofs_free(&roofs);
         printf("matrix: %d rows (%d ok, %d skipped, %d failed",
                tot.ok + tot.skipped + tot.failed + tot.peer_findings, tot.ok, tot.skipped,
                tot.failed);
@@ -364,6 +371,7 @@ int cmd_matrix(int argc, char **argv)
         .repetitions = -1,
         .min_time = -1,
         .max_time = -1,
+        .roof_paired = 1,
         .peers = {.python = ATTN_PEER_PYTHON, .worker = ATTN_PEER_WORKER, .rounds = 5}};
     int rc = matrix_parse_args(argc, argv, &o);
     if (rc == 0 && cli_check_cpu_mask("matrix") != 0)

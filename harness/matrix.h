@@ -12,6 +12,7 @@
 #include "peak.h"
 #include "perf_cases.h"
 #include "results_csv.h"
+#include "roof_probe.h"
 #include "variant.h"
 
 enum { MATRIX_MAX_VARIANTS = 32, MATRIX_MAX_THREAD_ARGS = 16, MATRIX_MAX_REPS = 1000 };
@@ -48,11 +49,18 @@ typedef struct matrix_opts {
     long llc_bytes;     /* memory-bound cells rotate inputs past it */
     matrix_peers peers; /* peers.n = 0: none */
     double budget_s;    /* --budget (full: 30 min unless given); 0: none */
+    /* --roof: 1 (paired, the default) judges each row against its roof
+     * measured in rounds alternating with its calls (roof_probe.h); 0
+     * (run) against the run's peak (measured at the start, --peak FILE). */
+    int roof_paired;
 } matrix_opts;
 
 /* The preset's cases with --threads and --dtype applied: writes up to cap
  * into out, returns how many there are (cap = 0 counts). */
 int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap);
+
+/* The roof probes of a run (below). */
+typedef struct matrix_roofs matrix_roofs;
 
 /* One cell to run: a variant on a case. */
 typedef struct matrix_cell {
@@ -70,10 +78,11 @@ typedef struct matrix_cell {
 int matrix_parse_args(int argc, char **argv, matrix_opts *o);
 
 /* One cell: the skip reason, or the checked run plus the timings, judged
- * against `pk`'s roof for its thread count; `all` is the machine's thread
- * count (the reference check uses every core). */
+ * against its roof measured beside it (`roofs`; NULL: --roof run) or else
+ * `pk`'s for its thread count; `all` is the machine's thread count (the
+ * reference check uses every core). */
 void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn_peak *pk, int all,
-                         attn_result_row *row);
+                         matrix_roofs *roofs, attn_result_row *row);
 
 /* The row's line on stdout, and (when it beat its roof) the warning on
  * stderr naming the row, the roof and the ratio. */
@@ -93,13 +102,55 @@ int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row);
 
-/* Times `cell` in alternating rounds with `twin` (matrix_pair.c): the
- * row's time_ns_* and repetitions from cell's calls, paired_time_ns_median
- * from twin's in the same rounds; at least `reps` rounds and about
- * `min_time` seconds per side, fewer rounds past `max_time`. 0, or -1
- * with the row failed. */
-int matrix_time_paired(struct attn_perf_cell *cell, struct attn_perf_cell *twin, long reps,
-                       double min_time, double max_time, attn_result_row *row);
+/* Times `cell` in rounds (matrix_pair.c), each of k calls of cell, k of
+ * `twin` (NULL: none) and one pass of `roof` (NULL: none): the row's
+ * time_ns_* and repetitions from cell's calls, paired_time_ns_median from
+ * twin's in the same rounds, and the roof that applies to the row (its
+ * limit's) the median of the roof's passes (matrix_set_paired_roof). At
+ * least `reps` rounds and about `min_time` seconds per cell side, fewer
+ * rounds past `max_time`. 0, or -1 with the row failed. */
+int matrix_time_rounds(struct attn_perf_cell *cell, struct attn_perf_cell *twin,
+                       const attn_roof_probe *roof, long reps, double min_time, double max_time,
+                       attn_result_row *row);
+
+/* The row's roof measured beside it: `rate` (GB/s or GFLOP/s, the
+ * probe's kind) into the roof column of its limit, roof_source "paired". */
+void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double rate);
+
+/* --roof paired: the probes of one run, made when a row first needs one
+ * (per roof and thread count) and kept to its end, so every row of a
+ * thread count is judged by the same kernel the run's peak chose; the
+ * read roof's arrays (--bw-mib each, as peak's) are allocated and touched
+ * with the first read probe. */
+enum { MATRIX_ROOF_SLOTS = 24 };
+typedef struct matrix_roof_slot {
+    int bandwidth, threads;
+    attn_roof roof;
+    int ok; /* 0: this CPU cannot measure it (why) */
+    attn_roof_probe probe;
+    char why[160];
+} matrix_roof_slot;
+typedef struct matrix_roofs {
+    const attn_peak *pk;
+    size_t bw_bytes;
+    int max_threads;
+    int arrays_state; /* 0: not allocated yet, 1: ready, -1: allocation failed */
+    attn_peak_stream arrays;
+    int n;
+    matrix_roof_slot slot[MATRIX_ROOF_SLOTS];
+} matrix_roofs;
+
+void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, int max_threads);
+/* The probe of a row's roof: the read roof when `bandwidth`, else `roof`,
+ * at `threads`. NULL (with *why, when why is not NULL) when it cannot be
+ * measured here: the row then keeps the run's roof. */
+const attn_roof_probe *matrix_roofs_get(matrix_roofs *r, int bandwidth, attn_roof roof, int threads,
+                                        const char **why);
+void matrix_roofs_free(matrix_roofs *r);
+/* Seconds of one pass of a row's roof, for the budget's model: a compute
+ * pass's fixed length, or the read arrays over the run's read roof. */
+double matrix_roof_pass_seconds(const matrix_opts *o, const attn_peak *pk, int bandwidth,
+                                int threads);
 
 /* The roof test for a row with timings: pct_peak and roof_exceeded. */
 void matrix_judge_roof(attn_result_row *row);

@@ -14,7 +14,8 @@ static void matrix_help(void)
         "                        [--repetitions N]\n"
         "                        [--min-time S]\n"
         "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
-        "N]\n\n"
+        "N]\n"
+        "                        [--roof paired|run]\n\n"
         "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
         "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
         "(machine, build, library versions, date, and the peaks measured at the start).\n"
@@ -45,6 +46,11 @@ static void matrix_help(void)
         "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
         "                     instead of measuring them (~10 s)\n"
         "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
+        "  --roof paired|run  what a row's %% of its roof divides by: paired (default) its\n"
+        "                     roof's own kernel timed once per round of the row's calls,\n"
+        "                     at its thread count (the median of those passes; on a shared\n"
+        "                     machine the roofs move by tens of %% within minutes); run:\n"
+        "                     the peaks measured at the start (or --peak FILE) for every row\n"
         "  --print-columns    print the CSV's columns and types and exit\n"
         "With --preset perf-targets, the performance targets are printed after the run with the\n"
         "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
@@ -135,6 +141,14 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
             if (r < 0 || cli_parse_long("matrix", "--peer-rounds", value, 1, 100, &x) != 0)
                 return -1;
             o->peers.rounds = (int)x;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--roof", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if (strcmp(value, "paired") != 0 && strcmp(value, "run") != 0) {
+                fprintf(stderr, "matrix: --roof '%s' must be paired or run\n", value);
+                return -1;
+            }
+            o->roof_paired = strcmp(value, "paired") == 0;
         } else if ((r = cli_flag_value(argc, argv, &i, "--bw-mib", &value)) != 0) {
             if (r < 0 || cli_parse_long("matrix", "--bw-mib", value, 1, 1 << 20, &x) != 0)
                 return -1;

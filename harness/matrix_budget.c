@@ -170,6 +170,7 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
             .twin_cost = pc->pair == ATTN_PAIR_ONE_THREAD ? (double)pc->threads
                          : pc->pair == ATTN_PAIR_F32      ? (bw ? f32_bytes / bytes : 1.0)
                                                           : 0.0,
+            .roof_pass_s = o->roof_paired ? matrix_roof_pass_seconds(o, pk, bw, pc->threads) : 0,
         };
     }
     return np;

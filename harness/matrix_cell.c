@@ -94,8 +94,10 @@ static int setup_twin(const matrix_opts *o, const matrix_cell *mc, attn_perf_cel
     return 1;
 }
 
+/* Times the cell: in rounds with its twin and its roof when it has
+ * either (matrix_pair.c), else calls back to back. */
 static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_cell *mc,
-                      attn_result_row *row)
+                      const attn_roof_probe *roof, attn_result_row *row)
 {
     /* --budget: the plan's policy for this cell, else the preset's. */
     const matrix_plan_choice *plan = mc->plan;
@@ -103,9 +105,11 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_cell
     const double min_time = plan ? plan->min_time_s : o->min_time;
     const double max_time = plan ? plan->max_time_s : o->max_time;
     attn_perf_cell twin;
-    if (setup_twin(o, mc, &twin, row)) {
-        matrix_time_paired(c, &twin, reps, min_time, max_time, row);
-        attn_perf_cell_free(&twin);
+    const int has_twin = setup_twin(o, mc, &twin, row);
+    if (has_twin || roof) {
+        matrix_time_rounds(c, has_twin ? &twin : NULL, roof, reps, min_time, max_time, row);
+        if (has_twin)
+            attn_perf_cell_free(&twin);
         return;
     }
     static const int max_reps = MATRIX_MAX_REPS;
@@ -159,7 +163,7 @@ void matrix_judge_roof(attn_result_row *row)
 
 /* Fills a row for one cell: skip reason, or checked run plus timings. */
 void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn_peak *pk, int all,
-                         attn_result_row *row)
+                         matrix_roofs *roofs, attn_result_row *row)
 {
     const attn_variant *v = mc->variant;
     const attn_shape *s = &mc->pc.shape;
@@ -174,6 +178,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
     row->peak_gflops = attn_peak_roof_for(pk, v->roof, threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
+    snprintf(row->roof_source, sizeof row->roof_source, "run");
     size_t ws = 0;
     char why[400];
     int skip = attn_perf_skip_reason(v, &mc->pc, &ws, why, sizeof why);
@@ -191,8 +196,14 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", why);
         return;
     }
+    const char *no_roof = NULL;
+    const attn_roof_probe *roof =
+        roofs ? matrix_roofs_get(roofs, bw_bound, v->roof, threads, &no_roof) : NULL;
+    if (roofs && !roof)
+        fprintf(stderr, "matrix: note: %s threads=%d keeps the run's roof: %s\n", mc->name, threads,
+                no_roof);
     if (matrix_check_cell(&cell, all, row) == 0)
-        time_cell(&cell, o, mc, row);
+        time_cell(&cell, o, mc, roof, row);
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;

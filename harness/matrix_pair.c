@@ -1,22 +1,27 @@
-/* A cell timed in alternating rounds with its twin (matrix.h,
- * matrix_time_paired). Why: a ratio between two cells timed minutes apart
- * on a shared machine is as much the neighbours' as the code's (the same
- * cell moved 20-40 % between runs here); the peers are timed so already
- * (matrix_peers.c), the ratio targets of the variants against themselves
- * (2 threads vs 1, a narrow type vs f32) the same way here. Both sides run
- * in this process, one after the other, each with its own inputs and
- * workspace; attn_perf_cell_run sets each side's thread count. */
+/* A cell timed in rounds that alternate its calls with its twin's and a
+ * pass of its roof (matrix.h, matrix_time_rounds). Why: a ratio between
+ * two cells timed minutes apart on a shared machine is as much the
+ * neighbours' as the code's (the same cell moved 20-40 % between runs
+ * here), and so is a ratio to a roof measured at the run's start
+ * (roof_probe.h); the peers are timed so already (matrix_peers.c), the
+ * ratio targets of the variants against themselves (2 threads vs 1, a
+ * narrow type vs f32) and every row against its roof the same way here.
+ * Every side runs in this process, one after the other, each cell with
+ * its own inputs and workspace; attn_perf_cell_run sets each cell's
+ * thread count, the probe its own. */
 #include "matrix.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perf_cell.h"
 #include "timer.h"
 
-/* Rounds of (cell x k, twin x k): at least `reps` rounds and, per side,
- * about `min_time` seconds in all, stopping once a side passes max_time. */
-enum { MIN_ROUNDS = 3 };
+/* Rounds of (cell x k, twin x k, one roof pass): at least `reps` rounds
+ * and, per cell side, about `min_time` seconds in all, stopping once a
+ * side passes max_time. */
+enum { MIN_ROUNDS = MATRIX_PLAN_MIN_ROUNDS };
 
 static int run_timed(attn_perf_cell *c, double *out)
 {
@@ -26,53 +31,82 @@ static int run_timed(attn_perf_cell *c, double *out)
     return rc;
 }
 
-int matrix_time_paired(attn_perf_cell *cell, attn_perf_cell *twin, long reps, double min_time,
-                       double max_time, attn_result_row *row)
+/* The buffers of one timing: the cell's and the twin's call times and the
+ * roof's pass rates. */
+typedef struct round_times {
+    double *a, *b, *roof;
+} round_times;
+
+static void free_times(round_times *t)
 {
-    double first_cell, first_twin;
+    free(t->a);
+    free(t->b);
+    free(t->roof);
+}
+
+int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_roof_probe *roof,
+                       long reps, double min_time, double max_time, attn_result_row *row)
+{
+    double first_cell, first_twin = 0;
     /* One call of each first: the twin's warm-up, and the size of a round. */
-    if (run_timed(cell, &first_cell) != ATTN_OK || run_timed(twin, &first_twin) != ATTN_OK) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "run() failed in the paired timing");
+    if (run_timed(cell, &first_cell) != ATTN_OK ||
+        (twin && run_timed(twin, &first_twin) != ATTN_OK)) {
+        attn_result_row_set(row, ATTN_ROW_FAILED, "run() failed in the timing rounds");
         return -1;
     }
+    if (roof)
+        attn_roof_probe_pass(roof); /* its warm-up */
     const double slower = fmax(first_cell, first_twin) * 1e-9;
     long rounds = reps > MIN_ROUNDS ? reps : MIN_ROUNDS;
     long k = (long)ceil(min_time / (rounds * fmax(slower, 1e-9)));
     k = k < 1 ? 1 : k;
     if ((double)rounds * (double)k > MATRIX_MAX_REPS)
         k = MATRIX_MAX_REPS / rounds > 0 ? MATRIX_MAX_REPS / rounds : 1;
-    double *a = malloc(sizeof *a * (size_t)(rounds * k)),
-           *b = malloc(sizeof *b * (size_t)(rounds * k));
-    if (!a || !b) {
-        free(a);
-        free(b);
+    round_times t = {malloc(sizeof *t.a * (size_t)(rounds * k)),
+                     malloc(sizeof *t.b * (size_t)(rounds * k)),
+                     malloc(sizeof *t.roof * (size_t)rounds)};
+    if (!t.a || !t.b || !t.roof) {
+        free_times(&t);
         attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the timings");
         return -1;
     }
-    int n = 0, rc = ATTN_OK;
+    int n = 0, n_roof = 0, rc = ATTN_OK;
     double total = 0, lo = INFINITY, hi = 0;
     for (long r = 0; r < rounds && rc == ATTN_OK && !(r > 0 && total >= max_time); r++) {
         for (long i = 0; i < k && rc == ATTN_OK; i++)
-            rc = run_timed(cell, &a[n + i]);
-        for (long i = 0; i < k && rc == ATTN_OK; i++)
-            rc = run_timed(twin, &b[n + i]);
+            rc = run_timed(cell, &t.a[n + i]);
+        for (long i = 0; twin && i < k && rc == ATTN_OK; i++)
+            rc = run_timed(twin, &t.b[n + i]);
+        if (roof && rc == ATTN_OK)
+            t.roof[n_roof++] = attn_roof_probe_pass(roof);
         for (long i = 0; i < k && rc == ATTN_OK; i++) {
-            total += fmax(a[n + i], b[n + i]) * 1e-9;
-            lo = a[n + i] < lo ? a[n + i] : lo;
-            hi = a[n + i] > hi ? a[n + i] : hi;
+            total += fmax(t.a[n + i], twin ? t.b[n + i] : 0) * 1e-9;
+            lo = t.a[n + i] < lo ? t.a[n + i] : lo;
+            hi = t.a[n + i] > hi ? t.a[n + i] : hi;
         }
         n += (int)k;
     }
     if (rc != ATTN_OK) {
-        attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in the paired timing", rc);
+        attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in the timing rounds", rc);
     } else {
-        row->time_ns_median = attn_median(a, n);
+        row->time_ns_median = attn_median(t.a, n);
         row->time_ns_min = lo;
         row->time_ns_max = hi;
         row->repetitions = n;
-        row->paired_time_ns_median = attn_median(b, n);
+        if (twin)
+            row->paired_time_ns_median = attn_median(t.b, n);
+        if (roof)
+            matrix_set_paired_roof(row, roof, attn_median(t.roof, n_roof));
     }
-    free(a);
-    free(b);
+    free_times(&t);
     return rc == ATTN_OK ? 0 : -1;
+}
+
+void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double rate)
+{
+    if (roof->bandwidth)
+        row->peak_gbytes_per_s = rate;
+    else
+        row->peak_gflops = rate;
+    snprintf(row->roof_source, sizeof row->roof_source, "paired");
 }

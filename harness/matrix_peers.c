@@ -6,6 +6,8 @@
  *    alternating rounds (variant, peer, variant, peer, ...), so a drift of
  *    the machine hits both; the row keeps the peer's median and, beside it,
  *    the variant's median over the same rounds (paired_time_ns_median);
+ *    each round ends with a pass of the cell's roof (--roof paired), so
+ *    the peer's % of the roof is from the same stretch of time too;
  *  - inputs are the variant's own (N(0,1), seed 1), copied once into the
  *    shared buffer; the peer builds its layout outside any timing, and the
  *    output of its untimed first call is checked against the reference with
@@ -120,6 +122,7 @@ static void peer_row_init(attn_result_row *row, const char *peer, const attn_per
              attn_perf_bandwidth_bound(&pc->shape) ? "bandwidth" : "fma");
     row->peak_gflops = attn_peak_fma_for(pk, pc->threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, pc->threads);
+    snprintf(row->roof_source, sizeof row->roof_source, "run");
 }
 
 static double median_ns(const int64_t *ns, int n, double *lo, double *hi)
@@ -142,6 +145,8 @@ static double median_ns(const int64_t *ns, int n, double *lo, double *hi)
 typedef struct timing {
     int64_t *peer, *variant;
     int n_peer, n_variant;
+    double *roof; /* one pass of the cell's roof per round (NULL: none) */
+    int n_roof;
 } timing;
 
 /* Between the two sides: a thread pool that spin-waits after its last call
@@ -153,16 +158,18 @@ static void settle(void)
     nanosleep(&pause, NULL);
 }
 
-/* Rounds of (variant x k, peer x k), k from the variant's time. */
-static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double variant_ns,
-                     timing *t, char *err, size_t cap)
+/* Rounds of (variant x k, peer x k, a pass of the roof), k from the
+ * variant's time. */
+static int alternate(attn_peer *peer, attn_perf_cell *cell, const attn_roof_probe *roof, int rounds,
+                     double variant_ns, timing *t, char *err, size_t cap)
 {
     int k = (int)ceil(round_seconds * 1e9 / (variant_ns > 1 ? variant_ns : 1));
     k = k < 1 ? 1 : k > MAX_REPS_PER_ROUND ? MAX_REPS_PER_ROUND : k;
     t->peer = calloc((size_t)(rounds * k), sizeof *t->peer);
     t->variant = calloc((size_t)(rounds * k), sizeof *t->variant);
-    t->n_peer = t->n_variant = 0;
-    if (!t->peer || !t->variant) {
+    t->roof = roof ? calloc((size_t)rounds, sizeof *t->roof) : NULL;
+    t->n_peer = t->n_variant = t->n_roof = 0;
+    if (!t->peer || !t->variant || (roof && !t->roof)) {
         snprintf(err, cap, "out of memory for the timings");
         return -1;
     }
@@ -181,6 +188,10 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double v
         if (rc != ATTN_PEER_OK)
             return -1;
         t->n_peer += k;
+        if (roof) {
+            settle();
+            t->roof[t->n_roof++] = attn_roof_probe_pass(roof);
+        }
     }
     return 0;
 }
@@ -188,7 +199,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, int rounds, double v
 /* One peer on one cell: setup (skip?), accuracy, alternating rounds. */
 static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_peer *peer,
                           const attn_perf_case *pc, const attn_result_row *best, int all,
-                          attn_result_row *row)
+                          const attn_roof_probe *roof, attn_result_row *row)
 {
     char err[400] = "";
     attn_perf_cell cell;
@@ -225,8 +236,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
             ATTN_PEER_OK)
             row->overhead_ns = median_ns(empty, EMPTY_REPS, &lo, &hi);
         omp_set_num_threads(pc->threads);
-        if (alternate(peer, best ? &cell : NULL, peers->rounds, best ? best->time_ns_median : 1e6,
-                      &t, err, sizeof err) != 0) {
+        if (alternate(peer, best ? &cell : NULL, roof, peers->rounds,
+                      best ? best->time_ns_median : 1e6, &t, err, sizeof err) != 0) {
             attn_result_row_set(row, ATTN_ROW_FAILED, "timing: %s", err);
         } else {
             row->time_ns_median = median_ns(t.peer, t.n_peer, &row->time_ns_min, &row->time_ns_max);
@@ -237,6 +248,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
                 row->paired_threads = pc->threads;
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
+            if (roof && t.n_roof)
+                matrix_set_paired_roof(row, roof, attn_median(t.roof, t.n_roof));
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
             row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
             matrix_judge_roof(row);
@@ -244,8 +257,18 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     }
     free(t.peer);
     free(t.variant);
+    free(t.roof);
     attn_peer_buffer_close(&buf, NULL, 0);
     attn_perf_cell_free(&cell);
+}
+
+/* The roof probe of a peer's cell: the read roof (decode) or the fp32
+ * FMA roof (the peers run f32). NULL: --roof run, or not measurable. */
+static const attn_roof_probe *peer_roof(matrix_roofs *roofs, const attn_perf_case *pc)
+{
+    return roofs ? matrix_roofs_get(roofs, attn_perf_bandwidth_bound(&pc->shape), ATTN_ROOF_FMA,
+                                    pc->threads, NULL)
+                 : NULL;
 }
 
 static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_results_file *rf)
@@ -257,7 +280,8 @@ static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_r
 
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_emit_fn emit, void *ctx, char *versions, size_t cap)
+                     matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
+                     size_t cap)
 {
     size_t used = (size_t)snprintf(versions, cap, "{");
     for (int pi = 0; pi < peers->n; pi++) {
@@ -293,7 +317,8 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else
-                run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all, &row);
+                run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
+                              peer_roof(roofs, &cases[ci]), &row);
             if (emit(ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
                 return -1;

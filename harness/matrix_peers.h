@@ -17,11 +17,14 @@ int matrix_peers_parse(const char *list, matrix_peers *p);
 typedef int (*matrix_emit_fn)(void *ctx, const attn_result_row *row);
 
 /* Runs every peer on every cell of `cases` (n of them) not yet in `rf`,
- * pairing it with the fastest ok variant row of `rf` on that cell.
+ * pairing it with the fastest ok variant row of `rf` on that cell and,
+ * with `roofs` (NULL: --roof run), with the cell's roof: one pass of it
+ * per round, the row judged against their median.
  * `versions` receives {"torch": "2.15.0", ...} as a JSON object (cap
  * bytes). Returns 0, or -1 when emit failed or the run was interrupted. */
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_emit_fn emit, void *ctx, char *versions, size_t cap);
+                     matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
+                     size_t cap);
 
 #endif

@@ -115,8 +115,14 @@ static double seconds_of(const matrix_plan_input *in, int i, const matrix_plan_c
     /* The untimed checked run, then the timed ones; with a twin, its set-up
      * and warm-up call, and as many calls of it as the slower side needs. */
     const double w = c->twin_cost > 0 ? c->twin_cost : 0;
+    const double runs = timed_runs(&in->policy, ch, t * (w > 1 ? w : 1));
+    /* With its roof measured beside it (matrix_pair.c): a warm-up pass and
+     * one per round, at least MATRIX_PLAN_MIN_ROUNDS rounds (or the
+     * repetitions), never more rounds than timed runs. */
+    const double rounds = fmin(fmax(ch->repetitions, MATRIX_PLAN_MIN_ROUNDS), runs);
+    const double roof = c->roof_pass_s > 0 ? (1 + rounds) * c->roof_pass_s : 0;
     const double model = in->policy.cell_overhead_s + c->setup_s * (w > 0 ? 2 : 1) + t * (1 + w) +
-                         timed_runs(&in->policy, ch, t * (w > 1 ? w : 1)) * t * (1 + w);
+                         runs * t * (1 + w) + roof;
     const double factor = in->time_factor ? in->time_factor[c->variant] : 1.0;
     return finite_positive(factor) ? model * factor : model;
 }
@@ -232,11 +238,12 @@ static int check_input(const matrix_plan_input *in, char *why, size_t cap)
         }
         if (c->threads < 1 || !(c->flops >= 0) || !(c->bytes >= 0) || !isfinite(c->flops) ||
             !isfinite(c->bytes) || !(c->setup_s >= 0) || !isfinite(c->setup_s) ||
-            !(c->twin_cost >= 0) || !isfinite(c->twin_cost)) {
-            set_msg(
-                why, cap,
-                "cell %d: threads %d, flops %g, bytes %g, setup %g s, twin cost %g out of range", i,
-                c->threads, c->flops, c->bytes, c->setup_s, c->twin_cost);
+            !(c->twin_cost >= 0) || !isfinite(c->twin_cost) || !(c->roof_pass_s >= 0) ||
+            !isfinite(c->roof_pass_s)) {
+            set_msg(why, cap,
+                    "cell %d: threads %d, flops %g, bytes %g, setup %g s, twin cost %g, roof pass "
+                    "%g s out of range",
+                    i, c->threads, c->flops, c->bytes, c->setup_s, c->twin_cost, c->roof_pass_s);
             return MATRIX_PLAN_EINVAL;
         }
         /* The plan file separates fields with blanks: a key has none. */

@@ -40,6 +40,9 @@
  * the floor does not fit (split evenly among those variants). */
 #define MATRIX_PLAN_SLOW_SHARE 0.10
 
+/* The fewest rounds a cell timed in rounds runs (matrix_pair.c). */
+#define MATRIX_PLAN_MIN_ROUNDS 3
+
 /* Return codes of every function here. */
 enum {
     MATRIX_PLAN_OK = 0,
@@ -85,6 +88,9 @@ typedef struct matrix_plan_cell {
      * (matrix_pair.c), whose call takes twin_cost times this cell's and
      * whose set-up is this cell's again. */
     double twin_cost;
+    /* 0: judged against the run's roof; > 0: its roof is measured beside
+     * it (matrix --roof paired), one pass of this many seconds per round. */
+    double roof_pass_s;
 } matrix_plan_cell;
 
 /* A calibrated throughput of one variant at one thread count: GFLOP/s for

@@ -149,7 +149,7 @@ int attn_peak_add_threads(attn_peak *pk, int threads)
     return at;
 }
 
-static const attn_peak_fma_kernel *fma_kernels(attn_isa isa)
+const attn_peak_fma_kernel *attn_peak_fma_kernels_for(attn_isa isa)
 {
     switch (isa) {
     case ATTN_ISA_AVX2:
@@ -183,25 +183,34 @@ static double time_fma_team(const attn_peak_fma_kernel *k, int threads, long rou
     return (double)(t1 - t0) * 1e-9;
 }
 
-double attn_peak_measure_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
-                                double seconds)
+long attn_peak_kernel_rounds(const attn_peak_fma_kernel *k, double seconds)
 {
-    reps = clamp_reps(reps);
-    const double flops_per_round = 2.0 * k->chains * k->lanes;
-    /* Calibrate rounds on one thread (this also warms the vector units up:
+    /* Calibrated on one thread (this also warms the vector units up:
      * AVX-512 runs at a lower licence for the first microseconds). */
     int team;
     long rounds = 1 << 14;
     double t = 0;
     while ((t = time_fma_team(k, 1, rounds, &team)) < seconds / 8 && rounds < (1L << 40))
         rounds *= 2;
-    rounds = (long)((double)rounds * seconds / t) + 1;
-    time_fma_team(k, threads, rounds, &team); /* warm-up of the whole team */
+    return (long)((double)rounds * seconds / t) + 1;
+}
+
+double attn_peak_kernel_pass(const attn_peak_fma_kernel *k, int threads, long rounds)
+{
+    int team;
+    double secs = time_fma_team(k, threads, rounds, &team);
+    return (double)team * (double)rounds * 2.0 * k->chains * k->lanes / secs * 1e-9;
+}
+
+double attn_peak_measure_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
+                                double seconds)
+{
+    reps = clamp_reps(reps);
+    const long rounds = attn_peak_kernel_rounds(k, seconds);
+    attn_peak_kernel_pass(k, threads, rounds); /* warm-up of the whole team */
     double rate[MAX_REPS];
-    for (int r = 0; r < reps; r++) {
-        double secs = time_fma_team(k, threads, rounds, &team);
-        rate[r] = (double)team * (double)rounds * flops_per_round / secs * 1e-9;
-    }
+    for (int r = 0; r < reps; r++)
+        rate[r] = attn_peak_kernel_pass(k, threads, rounds);
     return attn_median(rate, reps);
 }
 
@@ -215,7 +224,7 @@ double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds
     /* The best chain count differs between microarchitectures (latency x
      * ports): every count that fits the register file is measured. */
     double best = NAN;
-    for (const attn_peak_fma_kernel *k = fma_kernels(isa); k->chains; k++) {
+    for (const attn_peak_fma_kernel *k = attn_peak_fma_kernels_for(isa); k->chains; k++) {
         double g = attn_peak_measure_kernel(k, threads, reps, seconds);
         if (!(g <= best)) {
             best = g;

@@ -96,6 +96,9 @@ double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double s
 int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *read_gbs,
                                 double *triad_gbs, char *read_kernel);
 
+/* The FMA kernels of an ISA (peak_kernels.h), a list ending with chains 0. */
+const struct attn_peak_fma_kernel *attn_peak_fma_kernels_for(attn_isa isa);
+
 /* The FMA peak of the best ISA this CPU runs, and the read bandwidth, at a
  * thread count; NaN when that count was not measured. */
 double attn_peak_fma_for(const attn_peak *pk, int threads);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_features.h"
 #include "peak.h"
@@ -127,6 +128,35 @@ void attn_peak_stream_touch(attn_peak_stream *s, int threads)
             s->c[i] = 0.5f;
         }
     }
+}
+
+int attn_peak_read_kernel_find(const char *name)
+{
+    for (int i = 0; name && i < READ_KERNELS; i++)
+        if (strcmp(read_kernels[i].name, name) == 0 && have(read_kernels[i].features))
+            return i;
+    return -1;
+}
+
+int attn_peak_read_kernel_next(int i)
+{
+    for (i++; i < READ_KERNELS; i++)
+        if (have(read_kernels[i].features))
+            return i;
+    return -1;
+}
+
+const char *attn_peak_read_kernel_name(int i)
+{
+    return i >= 0 && i < READ_KERNELS ? read_kernels[i].name : "?";
+}
+
+double attn_peak_read_pass(attn_peak_stream *s, int kernel, int threads)
+{
+    if (kernel < 0 || kernel >= READ_KERNELS)
+        return NAN;
+    const double moved = 3.0 * (double)s->n * sizeof(float);
+    return moved / stream_pass(&read_kernels[kernel], s->a, s->b, s->c, s->n, threads) * 1e-9;
 }
 
 /* Median GB/s of one kernel (NULL: triad) over `reps` passes after one

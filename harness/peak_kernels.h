@@ -45,6 +45,11 @@ extern const attn_peak_fma_kernel attn_peak_bf16_amx_kernels[];
  * about `seconds` each (peak.c). */
 double attn_peak_measure_kernel(const attn_peak_fma_kernel *k, int threads, int reps,
                                 double seconds);
+/* Its parts, for a roof measured beside a row (roof_probe.h): the rounds
+ * one thread runs in about `seconds`, and one timed run of the team,
+ * in GFLOP/s of the team. */
+long attn_peak_kernel_rounds(const attn_peak_fma_kernel *k, double seconds);
+double attn_peak_kernel_pass(const attn_peak_fma_kernel *k, int threads, long rounds);
 
 /* y[i] = exp(x[i]) with glibc's expf (naive, blocked, blas, stream, xsmm);
  * the SIMD exps are the variants' own attn_exp_avx2_array and
@@ -78,6 +83,15 @@ void attn_peak_stream_touch(attn_peak_stream *s, int threads);
  * when not NULL); triad as information. */
 void attn_peak_stream_measure(attn_peak_stream *s, int threads, int reps, double *read_gbs,
                               double *triad_gbs, char *read_kernel);
+/* The read kernels one by one, for a roof measured beside a row
+ * (roof_probe.h): the index of the kernel named `name` that this CPU runs
+ * (-1: none), the next one this CPU runs after index i (-1 to start; -1
+ * at the end), a kernel's name, and one pass of kernel i over the three
+ * arrays on a team of `threads`, in GB/s. */
+int attn_peak_read_kernel_find(const char *name);
+int attn_peak_read_kernel_next(int i);
+const char *attn_peak_read_kernel_name(int i);
+double attn_peak_read_pass(attn_peak_stream *s, int kernel, int threads);
 void attn_peak_stream_free(attn_peak_stream *s);
 
 #endif

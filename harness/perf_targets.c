@@ -142,9 +142,11 @@ static void roof_target(tally *t, const attn_result_row *rows, int n, const char
     const char *roof = bw ? "read roof" : "FMA roof";
     char achieved[96] = "", target[64];
     int have = r && isfinite(r->pct_peak);
+    /* "paired": the roof was timed in the row's own rounds (roof_probe.h). */
     if (have)
-        snprintf(achieved, sizeof achieved, "%.1f%% of the %d-thread %s (%s)", r->pct_peak, threads,
-                 roof, r->variant);
+        snprintf(achieved, sizeof achieved, "%.1f%% of the %d-thread %s (%s%s)", r->pct_peak,
+                 threads, roof, r->variant,
+                 strcmp(r->roof_source, "paired") == 0 ? ", paired" : "");
     snprintf(target, sizeof target, "target >= %.0f%% of the %s%s", want, roof,
              attn_types_all_f32(types) ? "" : ", bytes at their sizes");
     if (have && (bw ? t->read_roof_exceeded : t->fma_roof_exceeded))

@@ -33,7 +33,8 @@ typedef enum col_era {
     ERA_FIRST,  /* the first matrix */
     ERA_DTYPES, /* q_dtype, kv_dtype, o_dtype */
     ERA_PAIRED, /* paired_case, paired_threads */
-    ERA_NOW = ERA_PAIRED
+    ERA_ROOF,   /* roof_source */
+    ERA_NOW = ERA_ROOF
 } col_era;
 
 typedef struct column {
@@ -75,6 +76,7 @@ static const column columns[] = {
     {"peak_gbytes_per_s", COL_FLOAT, FIELD(peak_gbytes_per_s), "%.6g", ERA_FIRST},
     {"pct_peak", COL_FLOAT, FIELD(pct_peak), "%.4g", ERA_FIRST},
     {"roof_exceeded", COL_FLAG, FIELD(roof_exceeded), NULL, ERA_FIRST},
+    {"roof_source", COL_TEXT, FIELD(roof_source), NULL, ERA_ROOF},
     {"workspace_bytes", COL_I64, FIELD(workspace_bytes), NULL, ERA_FIRST},
     {"max_err_u", COL_FLOAT, FIELD(max_err_u), "%.6g", ERA_FIRST},
     {"max_err_d_u", COL_FLOAT, FIELD(max_err_d_u), "%.6g", ERA_FIRST},
@@ -489,6 +491,8 @@ static int read_existing(attn_results_file *f, const char *path, char *err, size
                       "and the scripts read it so)",
         [ERA_DTYPES] = "before the paired_case and paired_threads columns (the scripts read "
                        "it so)",
+        [ERA_PAIRED] = "before the roof_source column (its roofs are the run's peak, and the "
+                       "scripts read it so)",
     };
     for (int era = ERA_FIRST; era < ERA_NOW; era++) {
         char old[ATTN_RESULTS_HEADER_CAP];

@@ -32,7 +32,11 @@ typedef struct attn_result_row {
     double gflops, gbytes_per_s;
     char limit[16]; /* "fma" or "bandwidth" */
     double peak_gflops, peak_gbytes_per_s, pct_peak;
-    int roof_exceeded;       /* 1: pct_peak > 100, the roof under-measures this CPU */
+    int roof_exceeded; /* 1: pct_peak > 100, the roof under-measures this CPU */
+    /* Where the roof of the row's limit comes from: "paired" (measured in
+     * rounds alternating with the row's calls), "run" (the run's peak, the
+     * sidecar's), "" (no roof: not measured). */
+    char roof_source[8];
     int64_t workspace_bytes; /* -1: empty */
     double max_err_u, max_err_d_u, bound_u, nmse;
     /* Peer rows: what the peer called and the harness's empty-call time. */

@@ -25,6 +25,7 @@ set(ATTNBENCH_SOURCES
   harness/peak_bandwidth.c
   harness/peak_avx512bf16.c
   harness/peak_amx.c
+  harness/roof_probe.c
   harness/results_csv.c
   harness/progress.c
   harness/matrix_plan.c
@@ -39,6 +40,7 @@ set(ATTNBENCH_SOURCES
   harness/matrix_args.c
   harness/matrix_cell.c
   harness/matrix_pair.c
+  harness/matrix_roof.c
   harness/matrix_peers.c
   harness/matrix_budget.c
   harness/matrix_plan_file.c

@@ -54,7 +54,11 @@ DTYPE_COLUMNS = ("q_dtype", "kv_dtype", "o_dtype")
 # written before these columns have none of them: their rows read as
 # paired with nothing named (None), as they were.
 PAIRED_COLUMNS = ("paired_case", "paired_threads")
-OPTIONAL_COLUMNS = DTYPE_COLUMNS + PAIRED_COLUMNS
+# Where a row's roof came from: "paired" (measured in rounds alternating
+# with the row's calls) or "run" (the run's peak). Files written before this
+# column judged every row against the run's peak, and read as such.
+ROOF_COLUMNS = ("roof_source",)
+OPTIONAL_COLUMNS = DTYPE_COLUMNS + PAIRED_COLUMNS + ROOF_COLUMNS
 DTYPES = ("f32", "f16", "bf16")
 ALL_F32 = ("f32", "f32", "f32")
 # The names bench and matrix --dtype give the type combinations.
@@ -100,6 +104,7 @@ def _parse_row(path, line, record):
         raise DataError(f"{path}:{line}: column 'variant' is empty")
     row.setdefault("paired_case", "")
     row.setdefault("paired_threads", None)
+    row.setdefault("roof_source", "run")
     for name in DTYPE_COLUMNS:
         row.setdefault(name, "f32")
         if row[name] not in DTYPES:

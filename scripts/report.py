@@ -153,7 +153,29 @@ def section_peaks(meta, rows):
         lines += ["", per_thread_table("memory bandwidth, GB/s", bandwidth)]
     if peak.get("exp_gelem_per_s"):
         lines += ["", per_thread_table("exp, Gelem/s", peak["exp_gelem_per_s"])]
-    return lines
+    return lines + paired_roof_ranges(rows)
+
+
+def paired_roof_ranges(rows):
+    """The spread of the roofs measured beside the rows (roof_source = paired):
+    what a roof measured once would have hidden."""
+    spans = {}
+    for r in rows:
+        if r.get("roof_source") != "paired" or r["status"] != "ok":
+            continue
+        bw = r["limit"] == "bandwidth"
+        value = r["peak_gbytes_per_s" if bw else "peak_gflops"]
+        if ab.is_finite(value):
+            spans.setdefault((bw, r["threads"]), []).append(value)
+    if not spans:
+        return []
+    parts = [f"{'read' if bw else 'compute'} roof at {plural(t, 'thread')} "
+             f"{ab.fmt_num(min(v))}–{ab.fmt_num(max(v))} {'GB/s' if bw else 'GFLOP/s'} "
+             f"({plural(len(v), 'row')})" for (bw, t), v in sorted(spans.items())]
+    return ["", "These are the figures of the run's start. Each row's `% of peak` divides by "
+            "its roof measured beside it instead (`roof_source` = `paired`: one pass of the "
+            "roof's kernel per round of the row's calls, the median kept), which over this "
+            "run spanned: " + "; ".join(parts) + "."]
 
 
 def speedup_over(baseline_row, row):

@@ -37,7 +37,8 @@ def main(attnbench):
         csv_path = os.path.join(tmp, "m.csv")
         subprocess.run([attnbench, "matrix", "--preset", "test", "--variant", "naive",
                         "--filter", "causal=1", "--threads", "1", "--repetitions", "1",
-                        "--min-time", "0", "--out", csv_path, "--peak", os.environ["ATTN_PEAK"]],
+                        "--min-time", "0", "--out", csv_path, "--peak", os.environ["ATTN_PEAK"],
+                        "--bw-mib", "64"],
                        check=True, capture_output=True)
         rows = ab.read_csv(csv_path)
         with open(csv_path, encoding="utf-8") as f:

@@ -19,7 +19,7 @@ bench)
 matrix)
     doc=$7
     rm -f cols.csv cols.meta.json
-    "$attnbench" matrix --preset test --peak "$peak" --out cols.csv >cols.log 2>&1 ||
+    "$attnbench" matrix --preset test --peak "$peak" --bw-mib 64 --out cols.csv >cols.log 2>&1 ||
         { fail=1; tail -5 cols.log; }
     "$python" "$checker" csv cols.csv "$doc" || fail=1
     "$python" "$checker" meta cols.meta.json || fail=1

@@ -151,6 +151,24 @@ static void test_cell_model(check_tally *tc)
               strstr(bad_why, "twin cost -1") != NULL,
           "a negative twin cost is refused: %s", bad_why);
     t.cells[paired].twin_cost = 0;
+    /* Its roof measured beside it: a warm-up pass and one per round, 3
+     * rounds at 3 repetitions (4 x 0.05 s); at the floor one timed run, so
+     * one round (2 x 0.05 s). */
+    t.cells[paired].roof_pass_s = 0.05;
+    ch = (matrix_plan_choice){.repetitions = 3, .min_time_s = 1.0, .max_time_s = 10};
+    CHECK(tc,
+          matrix_plan_cell_seconds(&t.in, paired, &ch, &s) == 0 &&
+              fabs(s - (0.2 + 1.1 + 0.2)) < 1e-9,
+          "cell with its roof beside it: %g s", s);
+    ch = (matrix_plan_choice){.repetitions = 1, .min_time_s = 0, .max_time_s = 0};
+    CHECK(tc, matrix_plan_cell_seconds(&t.in, paired, &ch, &s) == 0 && fabs(s - (0.4 + 0.1)) < 1e-9,
+          "floor cell with its roof beside it: %g s", s);
+    t.cells[paired].roof_pass_s = -0.01;
+    CHECK(tc,
+          matrix_plan_make(&t.in, &bad, bad_why, sizeof bad_why) == MATRIX_PLAN_EINVAL &&
+              strstr(bad_why, "roof pass -0.01 s") != NULL,
+          "a negative roof pass is refused: %s", bad_why);
+    t.cells[paired].roof_pass_s = 0;
     ch = (matrix_plan_choice){.repetitions = 1, .min_time_s = 0, .max_time_s = 0};
     /* No calibrated rate for blocked's bandwidth-bound cells: the prior,
      * 10 % of the cell's roof (100 GB/s): 1e9 bytes take 0.1 s. */

@@ -26,7 +26,7 @@ wait_rows() {
         sleep 0.05
     done
 }
-common=(--preset test --peak "$peak")
+common=(--preset test --peak "$peak" --bw-mib 64)
 
 "$attnbench" matrix "${common[@]}" --out full.csv >full.log 2>&1 || note "uninterrupted run: $(tail -3 full.log)"
 
@@ -79,7 +79,7 @@ grep -q "0 cells to run" again.log || note "second resume ran cells: $(head -1 a
 
 # The types are part of the cell: f32 rows done, --dtype f32,bf16kv resumes
 # to run exactly the bf16kv cells, each once, beside its f32 row.
-typed=(--preset test --peak "$peak" --variant stream --threads 1 --repetitions 1 --min-time 0)
+typed=(--preset test --peak "$peak" --bw-mib 64 --variant stream --threads 1 --repetitions 1 --min-time 0)
 "$attnbench" matrix "${typed[@]}" --dtype f32 --out typed.csv >typed.log 2>&1 || note "f32 run: $(tail -3 typed.log)"
 "$attnbench" matrix "${typed[@]}" --dtype f32,bf16kv --out typed.csv --resume >typed-resume.log 2>&1 ||
     note "typed resume: $(tail -3 typed-resume.log)"
@@ -104,23 +104,31 @@ grep -q "old.csv' was written before the q_dtype, kv_dtype and o_dtype columns" 
 cmp -s old.csv "$(dirname "$checker")/scripts/fixtures/matrix.csv" || note "the pre-dtype CSV was modified"
 
 # So is one of the format before the paired_case and paired_threads columns
-# (typed.csv without them).
-"$python" - typed.csv unpaired.csv <<'PY' || note "could not write unpaired.csv"
+# (typed.csv without them and what came after them), and one of the format
+# before the roof_source column.
+drop_columns() { # drop_columns OUT COLUMN...: typed.csv without those columns
+    "$python" - typed.csv "$@" <<'PY' || note "could not write $1"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-names = [k for k in rows[0] if k not in ("paired_case", "paired_threads")]
+names = [k for k in rows[0] if k not in sys.argv[3:]]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
 PY
-cp unpaired.csv unpaired.orig
-"$attnbench" matrix "${common[@]}" --out unpaired.csv --resume >unpaired.log 2>&1
-code=$?
-((code == 2)) || note "pre-paired CSV: exit $code, want 2"
-grep -q "unpaired.csv' was written before the paired_case and paired_threads columns" unpaired.log ||
-    note "pre-paired CSV message: $(cat unpaired.log)"
-cmp -s unpaired.csv unpaired.orig || note "the pre-paired CSV was modified"
+}
+refused_older() { # refused_older FILE WHAT: --resume into FILE exits 2 naming WHAT, FILE unchanged
+    cp "$1" "$1.orig"
+    "$attnbench" matrix "${common[@]}" --out "$1" --resume >"$1.log" 2>&1
+    code=$?
+    ((code == 2)) || note "$1: exit $code, want 2"
+    grep -q "$1' was written before the $2" "$1.log" || note "$1 message: $(cat "$1.log")"
+    cmp -s "$1" "$1.orig" || note "$1 was modified"
+}
+drop_columns unpaired.csv paired_case paired_threads roof_source
+refused_older unpaired.csv "paired_case and paired_threads columns"
+drop_columns unroofed.csv roof_source
+refused_older unroofed.csv "roof_source column"
 
 # --budget interrupted: FILE.plan keeps the wall time spent; --resume
 # carries on the same plan (the same cells, each once) with that time off
@@ -128,7 +136,7 @@ cmp -s unpaired.csv unpaired.orig || note "the pre-paired CSV was modified"
 # (calibration alone may take half a minute under ASan on a busy machine):
 # what is checked is the bookkeeping; the fit is test_matrix_plan's.
 budget_s=600
-bud=(--preset test --peak "$peak" --threads 1 --min-time 0.5 --budget 10m)
+bud=(--preset test --peak "$peak" --bw-mib 64 --threads 1 --min-time 0.5 --budget 10m)
 rm -f budget.csv budget.meta.json budget.plan
 set -m
 "$attnbench" matrix "${bud[@]}" --out budget.csv >budget.log 2>&1 &

@@ -40,11 +40,11 @@ check list "^$name +available" "$bin" list
 check verify "verify: [1-9][0-9]* passed, 0 failed" "$bin" verify --variant $name --cases quick
 check bench "impl=$name,.*real_time" "$bin" bench --preset test --variant $name --peak "$peak" \
     --benchmark_filter=causal=1/threads:1 --benchmark_min_time=0.002
-check matrix "^ok +impl=$name," "$bin" matrix --preset test --variant $name --peak "$peak" \
+check matrix "^ok +impl=$name," "$bin" matrix --preset test --variant $name --peak "$peak" --bw-mib 64 \
     --out "$work/m.csv" --overwrite
 grep -q "impl=$name," "$work/m.csv" || { echo "FAILED: matrix CSV has no $name row"; exit 1; }
 # Without --variant too: the test preset takes every variant of the table.
-check "matrix default variants" "impl=$name," "$bin" matrix --preset test --peak "$peak" \
+check "matrix default variants" "impl=$name," "$bin" matrix --preset test --peak "$peak" --bw-mib 64 \
     --filter "impl=$name,.*causal=0" --out "$work/m2.csv" --overwrite
 check "ctest -N" "verify_full_$name" ctest -N --test-dir "$work/build"
 check "ctest -N" "verify_adversarial_$name" ctest -N --test-dir "$work/build"

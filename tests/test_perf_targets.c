@@ -437,7 +437,14 @@ static void check_decode(check_tally *t)
     rows[n++] = dec("avx2", 8, 8192, 2, 1e6, 89.0);
     rows[n++] = dec("avx2", 8, 32768, 2, 1e6, 85.0);
     rows[n++] = dec("blas", 32, 16384, 2, 1e5, 99.0); /* not fused */
+    rows[n] = dec("avx512", 8, 16384, 2, 1e6, 91.0);
+    snprintf(rows[n++].roof_source, sizeof rows[0].roof_source, "paired");
     char *r = report(rows, n);
+    CHECK(t,
+          line_has(r, "decode 1x16384 Hq32/Hkv8 d128, 2 threads", OK) &&
+              line_says(r, "decode 1x16384 Hq32/Hkv8 d128, 2 threads",
+                        "91.0% of the 2-thread read roof (avx512, paired)"),
+          "a roof measured beside its row says so\n%s", r);
     CHECK(t,
           line_has(r, "decode 1x4096 Hq32/Hkv32 d128, 2 threads", OK) &&
               line_says(r, "decode 1x4096 Hq32/Hkv32 d128, 2 threads",

@@ -160,5 +160,25 @@ class AboveRoof(unittest.TestCase):
         self.assertFalse(ab.above_roof({"pct_peak": None}))
 
 
+class PairedRoofs(unittest.TestCase):
+    """Rows whose roof was measured beside them: the peaks section gives the
+    spread of those roofs per limit and thread count; a file without them
+    (older, or --roof run) says nothing of the kind."""
+
+    def test_spread_of_paired_roofs(self):
+        import report
+        rows = [{"roof_source": "paired", "status": "ok", "limit": "bandwidth", "threads": 2,
+                 "peak_gbytes_per_s": gbs, "peak_gflops": 480.0} for gbs in (35.2, 47.9, 40.0)]
+        rows.append({"roof_source": "paired", "status": "ok", "limit": "fma", "threads": 1,
+                     "peak_gbytes_per_s": 30.0, "peak_gflops": 244.0})
+        rows.append({"roof_source": "run", "status": "ok", "limit": "fma", "threads": 1,
+                     "peak_gbytes_per_s": 30.0, "peak_gflops": 10.0})
+        text = " ".join(report.paired_roof_ranges(rows))
+        self.assertIn("compute roof at 1 thread 244–244 GFLOP/s (1 row)", text)
+        self.assertIn("read roof at 2 threads 35.2–47.9 GB/s (3 rows)", text)
+        self.assertNotIn("10", text.split("spanned:")[1])
+        self.assertEqual(report.paired_roof_ranges(rows[4:]), [])
+
+
 if __name__ == "__main__":
     unittest.main()
