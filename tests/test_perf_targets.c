@@ -13,8 +13,9 @@
  * every fused variant and blas; rows fabricated from its cells leave no
  * target unmeasured.
  *
- * xsmm's exp row depends on the CPU: argument --expect-expf (ctest runs it
- * so under ATTN_CPU_MASK=-avx2) demands the miss, else the CPU decides. */
+ * xsmm's exp row depends on the CPU: argument --expect-exp NAME (ctest
+ * runs it with expf under ATTN_CPU_MASK=-avx2, with avx2 under -avx512f)
+ * demands that exp, else the CPU decides. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,24 +464,33 @@ static void check_decode(check_tally *t)
     free(over);
 }
 
-/* xsmm's softmax exp: a vector exp wherever its feature check passes. */
-static void check_xsmm_exp(check_tally *t, int expect_expf)
+/* xsmm's softmax exp: the widest vector exp the (masked) CPU runs, glibc's
+ * expf only without AVX2 + FMA. `expect` names it (--expect-exp), or NULL:
+ * the CPU's features decide. */
+static void check_xsmm_exp(check_tally *t, const char *expect)
 {
     const attn_variant *v = attn_find_variant("xsmm");
     CHECK(t, v && v->exp_in_use, "xsmm declares the exp it uses");
     if (!v || !v->exp_in_use)
         return;
-    const uint32_t avx2 = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
-    const int vector = !expect_expf && (attn_cpu()->features & avx2) == avx2;
-    CHECK(t, strcmp(v->exp_in_use(), vector ? "avx2" : "expf") == 0,
-          "xsmm's exp follows the CPU's features: %s", v->exp_in_use());
+    const uint32_t f = attn_cpu()->features, avx2 = ATTN_CPU_AVX2 | ATTN_CPU_FMA,
+                   avx512 = ATTN_CPU_AVX512F | ATTN_CPU_FMA;
+    const char *want = expect                   ? expect
+                       : (f & avx512) == avx512 ? "avx512"
+                       : (f & avx2) == avx2     ? "avx2"
+                                                : "expf";
+    CHECK(t, strcmp(v->exp_in_use(), want) == 0,
+          "xsmm's exp follows the CPU's features: %s, want %s", v->exp_in_use(), want);
     char *r = report(NULL, 0);
-    if (vector)
-        CHECK(t, line_has(r, "xsmm exp", OK) && line_says(r, "xsmm exp", "avx2 (a vector exp)"),
-              "AVX2 + FMA: the vector exp, met\n%s", r);
-    else
+    if (strcmp(want, "expf") != 0) {
+        char says[64];
+        snprintf(says, sizeof says, "%s (the CPU's widest vector exp)", want);
+        CHECK(t, line_has(r, "xsmm exp", OK) && line_says(r, "xsmm exp", says),
+              "the widest vector exp, met\n%s", r);
+    } else {
         CHECK(t, line_has(r, "xsmm exp", MISS) && line_says(r, "xsmm exp", "glibc's scalar expf"),
               "without AVX2 + FMA: glibc's expf, a miss\n%s", r);
+    }
     free(r);
 }
 
@@ -828,7 +838,8 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
 int main(int argc, char **argv)
 {
     check_tally t = {0, 0};
-    const int expect_expf = argc > 1 && strcmp(argv[1], "--expect-expf") == 0;
+    const char *expect_exp = argc > 2 && strcmp(argv[1], "--expect-exp") == 0 ? argv[2] : NULL;
+    const int expect_expf = expect_exp && strcmp(expect_exp, "expf") == 0;
     check_roof_refusals(&t);
     check_paired(&t);
     check_prefill_roof(&t);
@@ -836,7 +847,7 @@ int main(int argc, char **argv)
     check_two_threads(&t);
     check_blas(&t);
     check_decode(&t);
-    check_xsmm_exp(&t, expect_expf);
+    check_xsmm_exp(&t, expect_exp);
     check_peers(&t);
     check_low_precision(&t);
     const int alls[] = {1, 2, 3, 8};
