@@ -142,9 +142,14 @@ static void widen_tensor(const void *src, int32_t t, float *dst, size_t n, int t
 
 static void narrow_tensor(const float *src, int32_t t, void *dst, size_t n, int threads)
 {
+    const attn_narrow_fn narrow = attn_narrow_best();
+    const size_t chunk = (size_t)1 << 16;
+    const int64_t chunks = (int64_t)((n + chunk - 1) / chunk);
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < (int64_t)n; i++)
-        attn_store_elem(dst, t, (size_t)i, src[i]);
+    for (int64_t c = 0; c < chunks; c++) {
+        size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
+        narrow(src + at, t, (char *)dst + at * attn_dtype_size(t), len);
+    }
 }
 
 /* The problem an f32 kernel is handed for a typed problem: the same, all

@@ -158,4 +158,19 @@ static inline void attn_widen_portable(const void *src, int32_t t, float *dst, s
  * present (widen_f16c.c), else attn_widen_portable. Exact either way. */
 attn_widen_fn attn_widen_best(void);
 
+/* n f32 values rounded to type t (nearest even, attn_store_elem's bits)
+ * into dst (element offset 0). */
+typedef void (*attn_narrow_fn)(const float *src, int32_t t, void *dst, size_t n);
+
+static inline void attn_narrow_portable(const float *src, int32_t t, void *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        attn_store_elem(dst, t, i, src[i]);
+}
+
+/* The fastest narrowing this CPU runs: F16C vcvtps2ph and AVX2 integer
+ * rounding when present (widen_f16c.c), else attn_narrow_portable. The
+ * same bits either way. */
+attn_narrow_fn attn_narrow_best(void);
+
 #endif

@@ -223,6 +223,42 @@ static void test_widen_best(check_tally *t)
     free(b);
 }
 
+/* The narrowing the driver calls (F16C and AVX2 when present) gives the
+ * portable bits, NaN payloads included: every f32 pattern whose low half
+ * is one of the rounding cases, a sweep of the rest, at every offset of a
+ * vector. */
+static void test_narrow_best(check_tally *t)
+{
+    enum { N = 65536 * 6 + 7 };
+    const uint32_t lows[6] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+    float *x = malloc(sizeof *x * N);
+    uint16_t *a = malloc(sizeof *a * N), *b = malloc(sizeof *b * N);
+    CHECK(t, x && a && b, "malloc");
+    if (x && a && b) {
+        const int32_t types[2] = {ATTN_F16, ATTN_BF16};
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < N; i++) /* bf16 ties, then a scramble of every pattern */
+                x[i] = attn_bits_f32(pass == 0 ? (uint32_t)(i / 6) << 16 | lows[i % 6]
+                                               : (uint32_t)(i * 2654435761u));
+            for (int ti = 0; ti < 2; ti++)
+                for (size_t off = 0; off < 3; off++) {
+                    attn_narrow_portable(x + off, types[ti], a, N - off);
+                    attn_narrow_best()(x + off, types[ti], b, N - off);
+                    size_t bad = 0;
+                    for (size_t i = 0; i < N - off; i++)
+                        bad += a[i] != b[i];
+                    CHECK(t, bad == 0,
+                          "%s: narrow_best differs from portable at %zu of %zu "
+                          "(pass %d, off %zu)",
+                          attn_dtype_name(types[ti]), bad, N - off, pass, off);
+                }
+        }
+    }
+    free(x);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     check_tally t = {0};
@@ -235,6 +271,7 @@ int main(void)
     }
     test_boundaries(&t);
     test_widen_best(&t);
+    test_narrow_best(&t);
     CHECK(&t, count > 1000000, "only %ld narrowings checked", count);
     return check_report("dtype", &t);
 }
