@@ -199,6 +199,45 @@ static void row_source(const attn_problem *p, const task_rows *t, int32_t r, int
     *h = t->kv_head * p->group + (int32_t)(gi % p->group);
 }
 
+/* n elements of type t from element `at` of src, times sign (exact), into
+ * dst[c·stride]: one loop per type, so each converts inline. */
+static void load_strided(const void *src, int32_t t, size_t at, int32_t n, float sign, float *dst,
+                         size_t stride)
+{
+    if (t == ATTN_F32) {
+        const float *x = (const float *)src + at;
+        for (int32_t c = 0; c < n; c++)
+            dst[c * stride] = sign * x[c];
+    } else if (t == ATTN_BF16) {
+        const uint16_t *x = (const uint16_t *)src + at;
+        for (int32_t c = 0; c < n; c++)
+            dst[c * stride] = sign * attn_bf16_to_f32(x[c]);
+    } else {
+        const uint16_t *x = (const uint16_t *)src + at;
+        for (int32_t c = 0; c < n; c++)
+            dst[c * stride] = sign * attn_f16_to_f32(x[c]);
+    }
+}
+
+/* src[c·stride] for c < n into elements [0, n) of dst, each rounded to
+ * type t (nearest even), one loop per type. */
+static void store_strided(void *dst, int32_t t, const float *src, size_t stride, int32_t n)
+{
+    if (t == ATTN_F32) {
+        float *y = dst;
+        for (int32_t c = 0; c < n; c++)
+            y[c] = src[c * stride];
+    } else if (t == ATTN_BF16) {
+        uint16_t *y = dst;
+        for (int32_t c = 0; c < n; c++)
+            y[c] = attn_f32_to_bf16(src[c * stride]);
+    } else {
+        uint16_t *y = dst;
+        for (int32_t c = 0; c < n; c++)
+            y[c] = attn_f32_to_f16(src[c * stride]);
+    }
+}
+
 /* Packs the tile's queries (transposed, or row-major for few) and the keys
  * each row sees; returns the most keys any row sees. */
 static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t, float *qt,
@@ -212,10 +251,8 @@ static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
-        const void *q = attn_q_head(p, t->b, h);
-        const size_t at = (size_t)i * d_k;
-        for (int32_t c = 0; c < d_k; c++)
-            qt[r * pl->q_rs + c * pl->q_ts] = sign * attn_load_elem(q, p->types.q, at + c);
+        load_strided(attn_q_head(p, t->b, h), p->types.q, (size_t)i * d_k, d_k, sign,
+                     qt + r * pl->q_rs, pl->q_ts);
         seen[r] = attn_keys_seen(&p->shape, i);
         hi = seen[r] > hi ? seen[r] : hi;
         lo = seen[r] < lo ? seen[r] : lo;
@@ -235,12 +272,30 @@ static void init_state(const flash_plan *pl, float *state)
     memset(state + pl->acc_at, 0, sizeof(float) * (pl->state_floats - pl->acc_at)); /* acc */
 }
 
-/* O row = acc / l; a row that sees no key is exactly +0. */
+/* acc / l in place, every row (a padding row's quotient is never read),
+ * the loops along acc's contiguous axis so that they vectorise: the same
+ * division of each element as one at a time. */
+static void divide_by_l(const flash_plan *pl, int32_t d_v, const float *l, float *acc)
+{
+    if (pl->acc_cs == 1) { /* row-major (few) */
+        for (int32_t r = 0; r < pl->rows; r++)
+            for (int32_t c = 0; c < d_v; c++)
+                acc[r * pl->acc_rs + c] /= l[r];
+    } else {
+        for (int32_t c = 0; c < d_v; c++)
+            for (int32_t r = 0; r < pl->rows; r++)
+                acc[c * pl->acc_cs + r] /= l[r];
+    }
+}
+
+/* O row = acc / l; a row that sees no key is exactly +0. The tile's state
+ * is spent: acc holds the quotients afterwards. */
 static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
-                        const int32_t *seen, const float *state)
+                        const int32_t *seen, float *state)
 {
     const int32_t d_v = p->shape.d_v;
-    const float *l = state + pl->rows, *acc = state + pl->acc_at;
+    float *acc = state + pl->acc_at;
+    divide_by_l(pl, d_v, state + pl->rows, acc);
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
@@ -249,8 +304,7 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
             memset(o, 0, attn_dtype_size(p->types.o) * (size_t)d_v); /* +0 in any type */
             continue;
         }
-        for (int32_t c = 0; c < d_v; c++)
-            attn_store_elem(o, p->types.o, (size_t)c, acc[r * pl->acc_rs + c * pl->acc_cs] / l[r]);
+        store_strided(o, p->types.o, acc + r * pl->acc_rs, pl->acc_cs, d_v);
     }
 }
 
