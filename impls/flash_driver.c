@@ -308,22 +308,28 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
     }
 }
 
-/* Where a tile's narrow K/V come from and the f32 blocks they are widened
- * into (stage_keys rows each). */
+/* Where a tile's narrow K/V come from and the blocks they are staged
+ * into (stage_keys rows each): widened to f32, or in the layout of the
+ * geometry's stage function. */
 typedef struct kv_stage {
     const void *k, *v; /* the head's f16/bf16 K and V */
     int32_t type;
     attn_widen_fn widen;
+    void (*custom)(const flash_tile *t, int32_t j0, int32_t nb, float *kbuf, float *vbuf);
     float *kbuf, *vbuf;
 } kv_stage;
 
-/* Widens keys [j0, j0 + nb) of the head into the stage. */
-static void widen_block(const kv_stage *st, int32_t d_k, int32_t d_v, int32_t j0, int32_t nb)
+/* Stages keys [j0, j0 + nb) of the head of tile t. */
+static void fill_stage(const kv_stage *st, const flash_tile *t, int32_t j0, int32_t nb)
 {
-    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * d_k), st->type, st->kbuf,
-              (size_t)nb * d_k);
-    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * d_v), st->type, st->vbuf,
-              (size_t)nb * d_v);
+    if (st->custom) {
+        st->custom(t, j0, nb, st->kbuf, st->vbuf);
+        return;
+    }
+    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * t->d_k), st->type, st->kbuf,
+              (size_t)nb * t->d_k);
+    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * t->d_v), st->type, st->vbuf,
+              (size_t)nb * t->d_v);
 }
 
 /* A copy of t that reads the block staged from key j0 on. */
@@ -340,7 +346,7 @@ static flash_tile staged_view(const flash_tile *t, const kv_stage *st, int32_t j
 /* A copy of t that holds keys [j0, j0 + nb) widened into the stage. */
 static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j0, int32_t nb)
 {
-    widen_block(st, t->d_k, t->d_v, j0, nb);
+    fill_stage(st, t, j0, nb);
     return staged_view(t, st, j0);
 }
 
@@ -400,7 +406,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
     int64_t blocks = ceil_div(seen_max, g->kv_block);
     int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
     int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
-    return (flash_tile){
+    flash_tile tile = {
         .rows = pl->rows,
         .d_k = p->shape.d_k,
         .d_v = p->shape.d_v,
@@ -416,6 +422,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .k_src = attn_k_head(p, t->b, t->kv_head * p->group),
         .v_src = attn_v_head(p, t->b, t->kv_head * p->group),
         .kv_type = p->types.kv,
+        .q_type = p->types.q,
         .m = state,
         .l = state + pl->rows,
         .acc = pl->few ? NULL : state + pl->acc_at,
@@ -424,6 +431,9 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
+    if (g->pack_q && !pl->few)
+        g->pack_q(&tile, qt);
+    return tile;
 }
 
 static kv_stage make_stage(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
@@ -434,6 +444,7 @@ static kv_stage make_stage(const attn_problem *p, const flash_geometry *g, const
     stage.v = attn_v_head(p, t->b, t->kv_head * p->group);
     stage.type = p->types.kv;
     stage.widen = g->widen ? g->widen : attn_widen_best();
+    stage.custom = pl->few ? NULL : g->stage; /* few kernels read f32 */
     stage.kbuf = slice + pl->kstage_at;
     stage.vbuf = slice + pl->vstage_at;
     return stage;
@@ -489,7 +500,7 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
         int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
         if (staged)
-            widen_block(&stage, p->shape.d_k, p->shape.d_v, j0, nb);
+            fill_stage(&stage, &tile[0], j0, nb);
         for (int32_t i = 0; i < n; i++) {
             if (j0 >= tile[i].kv_end)
                 continue;
