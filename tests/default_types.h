@@ -30,9 +30,10 @@ static inline void *default_types_narrow(const float *x, int32_t t, size_t n)
  * as f32 (attn_run itself when those are all f32). O starts as o's
  * contents rounded to O's type, and an element whose bits the run left as
  * they were keeps o's own value: a canary the run never overwrote is still
- * the canary. A refused call (bad shape, NULL buffer, a CPU without the
- * variant's features) is refused with the same code; ATTN_ENOMEM when the
- * copies cannot be allocated. */
+ * the canary (so o must hold defined values before the call). A refused
+ * call (bad shape, NULL buffer, a CPU without the variant's features) is
+ * refused with the same code; ATTN_ENOMEM when the copies cannot be
+ * allocated. */
 static inline int run_default_types(const char *name, const attn_shape *s, const float *q,
                                     const float *k, const float *v, float *o)
 {
