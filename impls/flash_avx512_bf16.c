@@ -42,6 +42,8 @@
 #include "flash_driver.h"
 #include "vec_avx512.h"
 
+#include "flash_running_max.h"
+
 /* 16 lanes, up to 4 row vectors = 64 rows per tile, as avx512's tiles
  * (flash_avx512_tiles.h): each staged K/V element feeds 64 query rows.
  * Register tiles of 24 accumulators of 32 zmm. KV_BLOCK: a multiple of
@@ -215,62 +217,52 @@ FLASH_INLINE void store_scores(const flash_tile *t, int32_t j0, int32_t jj, int3
     }
 }
 
-/* Scores of bf16 Q: staged K rows of k_pairs(d_k) words. A short last key
- * group repeats its last key (reads stay in the block; results dropped). */
-FLASH_INLINE void scores_bf16(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
-                              const int masked, __m512 *bmax)
+/* The rt key rows of the register tile from key jj of the block at base,
+ * rows row_bytes apart: a short last group repeats its last key (reads stay
+ * in the block; store_scores drops the extra results). */
+FLASH_INLINE void key_rows(const void *base, size_t row_bytes, int32_t jj, int32_t nb, const int rt,
+                           const char **k)
+{
+    for (int i = 0; i < rt; i++)
+        k[i] = (const char *)base + (size_t)min32(jj + i, nb - 1) * row_bytes;
+}
+
+FLASH_INLINE void zero_tile(__m512 acc[MAX_RT][MAX_VECTORS], const int rt, const int nv)
+{
+    for (int i = 0; i < rt; i++)
+        for (int v = 0; v < nv; v++)
+            acc[i][v] = _mm512_setzero_ps();
+}
+
+/* The block's scores. bf16 Q (pairs): K rows of k_pairs(d_k) words, in
+ * place or staged, one vdpbf16ps per pair; f32 Q: f32 FMAs on the staged
+ * K widened to f32, as avx512's. `pairs` is a constant in every copy. */
+FLASH_INLINE void block_scores(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                               const int masked, const int pairs, __m512 *bmax)
 {
     const int rt = keys_per_tile(nv);
-    const int32_t rows = t->rows, pairs = k_pairs(t->d_k);
-    const void *kb = k_in_place(t)
+    const int32_t rows = t->rows, steps = pairs ? k_pairs(t->d_k) : t->d_k;
+    const void *kb = pairs && k_in_place(t)
                          ? (const void *)((const uint16_t *)t->k_src + (size_t)j0 * t->d_k)
                          : (const void *)t->k;
     for (int32_t jj = 0; jj < nb; jj += rt) {
-        const void *k[MAX_RT];
-        for (int i = 0; i < rt; i++)
-            k[i] = (const char *)kb + (size_t)min32(jj + i, nb - 1) * pairs * 4;
+        const char *k[MAX_RT];
+        key_rows(kb, (size_t)steps * 4, jj, nb, rt, k);
         __m512 acc[MAX_RT][MAX_VECTORS];
-        for (int i = 0; i < rt; i++)
-            for (int v = 0; v < nv; v++)
-                acc[i][v] = _mm512_setzero_ps();
+        zero_tile(acc, rt, nv);
         const float *q = t->qt;
-        for (int32_t c = 0; c < pairs; c++, q += rows) {
-            __m512i qv[MAX_VECTORS];
-            for (int v = 0; v < nv; v++)
-                qv[v] = _mm512_load_si512(q + LANES * v);
-            for (int i = 0; i < rt; i++) {
-                __m512i kb = _mm512_set1_epi32((int)pair_at(k[i], (size_t)c));
-                for (int v = 0; v < nv; v++)
-                    acc[i][v] = dot_pairs(acc[i][v], qv[v], kb);
-            }
-        }
-        store_scores(t, j0, jj, nb, rt, nv, masked, acc, bmax);
-    }
-}
-
-/* Scores of f32 Q: f32 FMAs on the staged K widened to f32, as avx512's. */
-FLASH_INLINE void scores_f32(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
-                             const int masked, __m512 *bmax)
-{
-    const int rt = keys_per_tile(nv);
-    const int32_t rows = t->rows, d_k = t->d_k;
-    for (int32_t jj = 0; jj < nb; jj += rt) {
-        const float *k[MAX_RT];
-        for (int i = 0; i < rt; i++)
-            k[i] = t->k + (size_t)min32(jj + i, nb - 1) * d_k;
-        __m512 acc[MAX_RT][MAX_VECTORS];
-        for (int i = 0; i < rt; i++)
-            for (int v = 0; v < nv; v++)
-                acc[i][v] = _mm512_setzero_ps();
-        const float *q = t->qt;
-        for (int32_t c = 0; c < d_k; c++, q += rows) {
+        for (int32_t c = 0; c < steps; c++, q += rows) {
             __m512 qv[MAX_VECTORS];
             for (int v = 0; v < nv; v++)
                 qv[v] = _mm512_load_ps(q + LANES * v);
             for (int i = 0; i < rt; i++) {
-                __m512 kb = _mm512_set1_ps(k[i][c]);
+                const __m512 kc =
+                    pairs ? _mm512_castsi512_ps(_mm512_set1_epi32((int)pair_at(k[i], (size_t)c)))
+                          : _mm512_set1_ps(((const float *)k[i])[c]);
                 for (int v = 0; v < nv; v++)
-                    acc[i][v] = _mm512_fmadd_ps(qv[v], kb, acc[i][v]);
+                    acc[i][v] = pairs ? dot_pairs(acc[i][v], _mm512_castps_si512(qv[v]),
+                                                  _mm512_castps_si512(kc))
+                                      : _mm512_fmadd_ps(qv[v], kc, acc[i][v]);
             }
         }
         store_scores(t, j0, jj, nb, rt, nv, masked, acc, bmax);
@@ -302,17 +294,9 @@ FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, co
     const int32_t rows = t->rows;
     const __m512i index = interleave_index();
     __m512 shift[MAX_VECTORS], sum[MAX_VECTORS];
-    int moved = 0;
-    for (int v = 0; v < nv; v++) {
-        __m512 m = _mm512_load_ps(t->m + LANES * v);
-        __m512 m_new = _mm512_max_ps(bmax[v], m);
-        /* A row that has seen nothing yet shifts by 0: exp(-inf - 0) = 0. */
-        shift[v] = vec_zero_where_minus_inf(m_new);
-        alpha[v] = attn_exp_avx512(_mm512_sub_ps(m, shift[v]));
-        moved |= vec_any_not_one(alpha[v]);
-        _mm512_store_ps(t->m + LANES * v, m_new);
+    const int moved = running_max(t, nv, bmax, shift, alpha);
+    for (int v = 0; v < nv; v++)
         sum[v] = _mm512_setzero_ps();
-    }
     float *s = t->scores;
     int32_t j = 0;
     for (; j + 2 <= nb; j += 2)
@@ -331,10 +315,8 @@ FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, co
             _mm512_store_si512(s + (size_t)(j / 2) * rows + LANES * v,
                                round_pair(p0, _mm512_setzero_ps(), index));
         }
-    for (int v = 0; v < nv; v++)
-        _mm512_store_ps(t->l + LANES * v,
-                        _mm512_fmadd_ps(_mm512_load_ps(t->l + LANES * v), alpha[v], sum[v]));
-    return moved != 0;
+    running_sum(t, nv, alpha, sum);
+    return moved;
 }
 
 /* The pair of V halves with the second (key 2jj + 1) zeroed. */
@@ -422,56 +404,15 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     for (int v = 0; v < nv; v++)
         bmax[v] = _mm512_set1_ps(-INFINITY);
     if (t->q_type == ATTN_BF16)
-        scores_bf16(t, j0, nb, nv, masked, bmax);
+        block_scores(t, j0, nb, nv, masked, 1, bmax);
     else
-        scores_f32(t, j0, nb, nv, masked, bmax);
+        block_scores(t, j0, nb, nv, masked, 0, bmax);
     int rescale = softmax_pairs(t, nb, nv, bmax, alpha);
     pv_columns(t, j0, nb, nv, masked, alpha, rescale);
 }
 
-/* One copy per row-vector count and mask flag, so every loop above unrolls
- * with its tile in registers. */
-static void block_1_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 1, 0);
-}
-static void block_1_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 1, 1);
-}
-static void block_2_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 2, 0);
-}
-static void block_2_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 2, 1);
-}
-static void block_3_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 3, 0);
-}
-static void block_3_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 3, 1);
-}
-static void block_4_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 4, 0);
-}
-static void block_4_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 4, 1);
-}
-
-_Static_assert((int)FLASH_MAX_VECTORS == (int)MAX_VECTORS,
-               "bf16_blocks spells out 1..4 row vectors");
-static const flash_block_fn bf16_blocks[FLASH_MAX_VECTORS][2] = {
-    {block_1_open, block_1_masked},
-    {block_2_open, block_2_masked},
-    {block_3_open, block_3_masked},
-    {block_4_open, block_4_masked},
-};
+/* One copy per row-vector count and mask flag: flash_blocks. */
+#include "flash_block_instances.h"
 
 /* The decode kernel reads bf16 K/V itself. */
 static int bf16_few_reads(int32_t kv_type)
@@ -484,7 +425,7 @@ static const flash_geometry bf16_geometry = {
     .lanes = LANES,
     .max_rows = LANES * MAX_VECTORS,
     .kv_block = KV_BLOCK,
-    .blocks = bf16_blocks,
+    .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_decode_kernel,
     .few_reads = bf16_few_reads,
