@@ -290,9 +290,20 @@ static void probe_workspace(const attn_shape *s, const attn_run_options *opt)
         }
 }
 
+/* The code a call of var with valid types and a NULL buffer gets: the
+ * types and class are checked before the buffers, so ATTN_ENOTSUP when var
+ * does not take them (avx512_bf16 and all-f32), else ATTN_EINVAL. */
+static int null_buffer_code(const attn_variant *var, const attn_shape *s, const attn_types *t)
+{
+    const attn_run_options opt = {*t, attn_variant_default_p_round(var)};
+    return attn_check_shape(s, NULL, 0) == ATTN_OK && !takes(var, &opt) ? ATTN_ENOTSUP
+                                                                        : ATTN_EINVAL;
+}
+
 /* A refused call: an error code for every variant, no write to O. */
 static void run_refused(const attn_shape *s, unsigned null_which)
 {
+    const attn_types all_f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
     float q[16] = {0}, k[16] = {0}, v[16] = {0}, o[16];
     const float *qp = null_which == 1 ? NULL : q, *kp = null_which == 2 ? NULL : k,
                 *vp = null_which == 3 ? NULL : v;
@@ -301,13 +312,14 @@ static void run_refused(const attn_shape *s, unsigned null_which)
     for (int i = -1; i < attn_variant_table_size; i++) {
         const char *name = i < 0 ? "no-such-variant" : attn_variant_table[i]->name;
         set_bits(o, 16, unset_bits);
+        const int want =
+            i < 0 ? ATTN_ENOTFOUND : null_buffer_code(attn_variant_table[i], s, &all_f32);
         int rc = attn_run(name, s, qp, kp, vp, op);
-        REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL), "%s: refused call returned %d", name,
-                rc);
+        REQUIRE(rc == want, "%s: refused call returned %d (want %d)", name, rc, want);
         REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused call", name);
         if (i >= 0) {
             rc = attn_run_variant(attn_variant_table[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
-            REQUIRE(rc == ATTN_EINVAL && msg[0] != '\0', "%s: rc %d msg '%s'", name, rc, msg);
+            REQUIRE(rc == want && msg[0] != '\0', "%s: rc %d msg '%s'", name, rc, msg);
         }
     }
     double ref[16];
@@ -332,11 +344,14 @@ static void run_refused_typed(const attn_shape *s, unsigned null_which, const fu
     for (int i = -1; i < attn_variant_table_size; i++) {
         const char *name = i < 0 ? "no-such-variant" : attn_variant_table[i]->name;
         set_bits(o, 16, unset_bits);
-        /* The public entry point has no class: it refuses for the rest. */
+        /* The public entry point names no class (the variant's default):
+         * it refuses for the rest. */
         if (!shape_ok || null_which || !types_valid(ft)) {
+            const int want = i < 0              ? ATTN_ENOTFOUND
+                             : !types_valid(ft) ? ATTN_EINVAL
+                                                : null_buffer_code(attn_variant_table[i], s, types);
             int rc = attn_run_typed(name, s, types, qp, kp, vp, op);
-            REQUIRE(rc == (i < 0 ? ATTN_ENOTFOUND : ATTN_EINVAL),
-                    "%s: refused typed call returned %d", name, rc);
+            REQUIRE(rc == want, "%s: refused typed call returned %d (want %d)", name, rc, want);
             REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused typed call",
                     name);
         }

@@ -32,7 +32,7 @@ static void type_set(uint32_t set, char *buf, size_t cap)
 
 /* The variant's types, how they reach its kernel, its classes (P in f32
  * first, as verify runs them) and DAZ: the second line of its entry. */
-static void print_types(const attn_variant *v)
+static void print_types(const attn_variant *v, int w)
 {
     char q[32], kv[32], o[32], classes[96] = "";
     type_set(attn_variant_type_set(v->q_types), q, sizeof q);
@@ -46,7 +46,7 @@ static void print_types(const attn_variant *v)
                      order[i] == ATTN_F32 ? "P in f32" : "P rounded to ",
                      order[i] == ATTN_F32 ? "" : attn_dtype_name(order[i]));
         }
-    printf("%-8s types: q %s, kv %s, o %s (%s); classes: %s%s\n", "", q, kv, o,
+    printf("%-*s types: q %s, kv %s, o %s (%s); classes: %s%s\n", w, "", q, kv, o,
            v->widening == ATTN_WIDEN_ON_LOAD ? "widened on load"
                                              : "f32 kernel: the dispatcher widens",
            classes, v->denormals_are_zero ? "; denormals-are-zero" : "");
@@ -83,7 +83,12 @@ int cmd_list(int argc, char **argv)
         return EXIT_OK;
     }
     const attn_cpu_info *cpu = attn_cpu();
-    printf("%-8s %-26s %s\n", "variant", "status", "description");
+    /* The name column as wide as the longest name in the table. */
+    int w = (int)strlen("variant");
+    for (int i = 0; i < attn_variant_table_size; i++)
+        w = (int)strlen(attn_variant_table[i]->name) > w ? (int)strlen(attn_variant_table[i]->name)
+                                                         : w;
+    printf("%-*s %-26s %s\n", w, "variant", "status", "description");
     for (int i = 0; i < attn_variant_table_size; i++) {
         const attn_variant *v = attn_variant_table[i];
         char status[160] = "available";
@@ -92,8 +97,8 @@ int cmd_list(int argc, char **argv)
             attn_variant_missing(v, missing, sizeof missing);
             snprintf(status, sizeof status, "skipped: needs %s", missing);
         }
-        printf("%-8s %-26s %s\n", v->name, status, v->description);
-        print_types(v);
+        printf("%-*s %-26s %s\n", w, v->name, status, v->description);
+        print_types(v, w);
     }
     char buf[256];
     printf("\ncpu: %s (%d logical CPUs, slug %s)\n", m.model, m.cores, m.slug);

@@ -23,7 +23,9 @@ typedef struct verify_opts {
     int has_filter;
     int verbose;
     /* The --dtype axis: the element types each case runs in. Without it,
-     * f32 in "P in f32" only: verify's output from before the types. */
+     * f32 in "P in f32" only: verify's output from before the types; a
+     * variant that takes no f32 K/V runs in its own types instead
+     * (own_dtypes). all_classes is 1 exactly when --dtype was given. */
     attn_types dtypes[ATTN_DTYPE_AXIS_MAX];
     int n_dtypes;
     int all_classes;
@@ -53,7 +55,8 @@ static void verify_help(void)
            "                   class the variant declares (P in f32, P rounded to bf16/f16),\n"
            "                   rule B against naive in the same types and class; the line\n"
            "                   names them (q=,kv=,o=, p=). Without --dtype: f32 and\n"
-           "                   P in f32 only\n"
+           "                   P in f32 only (a variant that takes no f32 K/V: every\n"
+           "                   combination of 'all' it takes, in its classes)\n"
            "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3; \n"
            "                   huge-logit cases always run at least 32: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
@@ -171,6 +174,24 @@ static int verify_classes(const attn_variant *v, const attn_types *types, int al
     return n;
 }
 
+/* Without --dtype, a variant that takes no all-f32 tensors (avx512_bf16:
+ * bf16 K/V only) would be skipped whole, and its ctest verify_* tests
+ * would pass having checked nothing: it runs instead in every combination
+ * of `--dtype all` it takes, in each class it declares. Returns how many. */
+static int own_dtypes(const attn_variant *v, attn_types out[ATTN_DTYPE_AXIS_MAX])
+{
+    attn_types all[ATTN_DTYPE_AXIS_MAX];
+    const int n_all = cli_parse_dtypes("verify", "all", all);
+    int n = 0;
+    for (int i = 0; i < n_all; i++) {
+        int32_t classes[3];
+        char why[200];
+        if (verify_classes(v, &all[i], 1, classes, why, sizeof why) > 0)
+            out[n++] = all[i];
+    }
+    return n;
+}
+
 static void verify_variant(const verify_opts *o, const attn_variant *v, verify_tally *tally)
 {
     if (!attn_variant_runnable(v)) {
@@ -180,14 +201,18 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
         tally->skipped++;
         return;
     }
+    attn_types own[ATTN_DTYPE_AXIS_MAX];
+    const int use_own = !o->all_classes && !attn_variant_takes_f32(v);
+    const attn_types *dtypes = use_own ? own : o->dtypes;
+    const int n_dtypes = use_own ? own_dtypes(v, own) : o->n_dtypes;
     int32_t classes[ATTN_DTYPE_AXIS_MAX][3];
     int n_classes[ATTN_DTYPE_AXIS_MAX];
-    for (int d = 0; d < o->n_dtypes; d++) {
+    for (int d = 0; d < n_dtypes; d++) {
         char why[200];
         n_classes[d] =
-            verify_classes(v, &o->dtypes[d], o->all_classes, classes[d], why, sizeof why);
+            verify_classes(v, &dtypes[d], use_own || o->all_classes, classes[d], why, sizeof why);
         if (n_classes[d] == 0) {
-            const attn_types *t = &o->dtypes[d];
+            const attn_types *t = &dtypes[d];
             printf("SKIP impl=%s (every case),q=%s,kv=%s,o=%s: skipped: %s\n", v->name,
                    attn_dtype_name(t->q), attn_dtype_name(t->kv), attn_dtype_name(t->o), why);
             tally->skipped++;
@@ -205,9 +230,9 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
         }
         attn_case_list(o->sets[si], tiles, n_tiles, cases, n);
         for (int i = 0; i < n; i++)
-            for (int d = 0; d < o->n_dtypes; d++)
+            for (int d = 0; d < n_dtypes; d++)
                 for (int k = 0; k < n_classes[d]; k++) {
-                    const attn_case c = typed_case(&cases[i], &o->dtypes[d], classes[d][k]);
+                    const attn_case c = typed_case(&cases[i], &dtypes[d], classes[d][k]);
                     verify_case(o, v, &c, tally);
                 }
         free(cases);

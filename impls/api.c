@@ -318,10 +318,11 @@ int attn_run(const char *variant, const attn_shape *s, const float *q, const flo
 int attn_run_typed(const char *variant, const attn_shape *s, const attn_types *t, const void *q,
                    const void *k, const void *v, void *o)
 {
+    const attn_variant *var = attn_find_variant(variant);
     if (!t)
-        return attn_find_variant(variant) ? ATTN_EINVAL : ATTN_ENOTFOUND;
-    const attn_run_options opt = {*t, ATTN_F32};
-    return attn_run_variant_typed(attn_find_variant(variant), s, &opt, q, k, v, o, NULL, NULL, 0);
+        return var ? ATTN_EINVAL : ATTN_ENOTFOUND;
+    const attn_run_options opt = {*t, var ? attn_variant_default_p_round(var) : ATTN_F32};
+    return attn_run_variant_typed(var, s, &opt, q, k, v, o, NULL, NULL, 0);
 }
 
 int attn_variant_supports(const char *variant, const attn_types *t)
@@ -331,7 +332,7 @@ int attn_variant_supports(const char *variant, const attn_types *t)
         return ATTN_ENOTFOUND;
     if (!t || attn_cpu()->mask_error)
         return ATTN_EINVAL;
-    const attn_run_options opt = {*t, ATTN_F32};
+    const attn_run_options opt = {*t, attn_variant_default_p_round(v)};
     int rc = attn_variant_check_types(v, &opt, NULL, 0);
     if (rc == ATTN_EINVAL)
         return rc;

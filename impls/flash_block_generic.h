@@ -34,6 +34,7 @@
 #include <math.h>
 
 #include "flash_driver.h"
+#include "flash_running_max.h"
 
 static inline int32_t generic_min32(int32_t a, int32_t b)
 {
@@ -107,17 +108,9 @@ FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, co
     const int32_t rows = t->rows;
     const vec_f scale = vec_set1(t->scale);
     vec_f shift[FLASH_MAX_VECTORS], sum[FLASH_MAX_VECTORS];
-    int moved = 0;
-    for (int v = 0; v < nv; v++) {
-        vec_f m = vec_load(t->m + VEC_LANES * v);
-        vec_f m_new = vec_max_nan_skips(bmax[v], m);
-        /* A row that has seen nothing yet shifts by 0: exp(-inf - 0) = 0. */
-        shift[v] = vec_zero_where_minus_inf(m_new);
-        alpha[v] = vec_exp(vec_sub(m, shift[v]));
-        moved |= vec_any_not_one(alpha[v]);
-        vec_store(t->m + VEC_LANES * v, m_new);
+    const int moved = running_max(t, nv, bmax, shift, alpha);
+    for (int v = 0; v < nv; v++)
         sum[v] = vec_zero();
-    }
     float *s = t->scores;
     for (int32_t j = 0; j < nb; j++, s += rows)
         for (int v = 0; v < nv; v++) {
@@ -125,10 +118,8 @@ FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, co
             sum[v] = vec_add(sum[v], p);
             vec_store(s + VEC_LANES * v, p);
         }
-    for (int v = 0; v < nv; v++)
-        vec_store(t->l + VEC_LANES * v,
-                  vec_fmadd(vec_load(t->l + VEC_LANES * v), alpha[v], sum[v]));
-    return moved != 0;
+    running_sum(t, nv, alpha, sum);
+    return moved;
 }
 
 /* acc[c][r] for columns [c0, c0 + rc) and row vectors [v0, v0 + ng):
@@ -215,47 +206,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
         group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, &pk);
 }
 
-/* The instances: one copy per row-vector count and mask flag, so every
- * loop above unrolls completely with its tile in registers. */
-static void block_1_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 1, 0);
-}
-static void block_1_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 1, 1);
-}
-static void block_2_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 2, 0);
-}
-static void block_2_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 2, 1);
-}
-static void block_3_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 3, 0);
-}
-static void block_3_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 3, 1);
-}
-static void block_4_open(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 4, 0);
-}
-static void block_4_masked(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    fold_block(t, j0, nb, 4, 1);
-}
-
-_Static_assert(FLASH_MAX_VECTORS == 4, "flash_blocks spells out 1..4 row vectors");
-static const flash_block_fn flash_blocks[FLASH_MAX_VECTORS][2] = {
-    {block_1_open, block_1_masked},
-    {block_2_open, block_2_masked},
-    {block_3_open, block_3_masked},
-    {block_4_open, block_4_masked},
-};
+/* The instances and their table, flash_blocks. */
+#include "flash_block_instances.h"
 
 #endif

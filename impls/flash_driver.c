@@ -246,12 +246,30 @@ static void init_state(const flash_plan *pl, float *state)
     memset(state + pl->acc_at, 0, sizeof(float) * (pl->state_floats - pl->acc_at)); /* acc */
 }
 
-/* O row = acc / l; a row that sees no key is exactly +0. */
+/* acc / l in place, every row (a padding row's quotient is never read),
+ * the loops along acc's contiguous axis so that they vectorise: the same
+ * division of each element as one at a time. */
+static void divide_by_l(const flash_plan *pl, int32_t d_v, const float *l, float *acc)
+{
+    if (pl->acc_cs == 1) { /* row-major (few) */
+        for (int32_t r = 0; r < pl->rows; r++)
+            for (int32_t c = 0; c < d_v; c++)
+                acc[r * pl->acc_rs + c] /= l[r];
+    } else {
+        for (int32_t c = 0; c < d_v; c++)
+            for (int32_t r = 0; r < pl->rows; r++)
+                acc[c * pl->acc_cs + r] /= l[r];
+    }
+}
+
+/* O row = acc / l; a row that sees no key is exactly +0. The tile's state
+ * is spent: acc holds the quotients afterwards. */
 static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
-                        const int32_t *seen, const float *state)
+                        const int32_t *seen, float *state)
 {
     const int32_t d_v = p->shape.d_v;
-    const float *l = state + pl->rows, *acc = state + pl->acc_at;
+    float *acc = state + pl->acc_at;
+    divide_by_l(pl, d_v, state + pl->rows, acc);
     const attn_narrow_fn narrow = attn_narrow_best();
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
@@ -265,28 +283,34 @@ static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_
             float row[ROW_CHUNK];
             const int32_t n = d_v - c0 < ROW_CHUNK ? d_v - c0 : ROW_CHUNK;
             for (int32_t c = 0; c < n; c++)
-                row[c] = acc[r * pl->acc_rs + (c0 + c) * pl->acc_cs] / l[r];
+                row[c] = acc[r * pl->acc_rs + (c0 + c) * pl->acc_cs];
             narrow(row, p->types.o, attn_elem_at_mut(o, p->types.o, (size_t)c0), (size_t)n);
         }
     }
 }
 
-/* Where a tile's narrow K/V come from and the f32 blocks they are widened
- * into (stage_keys rows each). */
+/* Where a tile's narrow K/V come from and the blocks they are staged
+ * into (stage_keys rows each): widened to f32, or in the layout of the
+ * geometry's stage function. */
 typedef struct kv_stage {
     const void *k, *v; /* the head's f16/bf16 K and V */
     int32_t type;
     attn_widen_fn widen;
+    void (*custom)(const flash_tile *t, int32_t j0, int32_t nb, float *kbuf, float *vbuf);
     float *kbuf, *vbuf;
 } kv_stage;
 
-/* Widens keys [j0, j0 + nb) of the head into the stage. */
-static void widen_block(const kv_stage *st, int32_t d_k, int32_t d_v, int32_t j0, int32_t nb)
+/* Stages keys [j0, j0 + nb) of the head of tile t. */
+static void fill_stage(const kv_stage *st, const flash_tile *t, int32_t j0, int32_t nb)
 {
-    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * d_k), st->type, st->kbuf,
-              (size_t)nb * d_k);
-    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * d_v), st->type, st->vbuf,
-              (size_t)nb * d_v);
+    if (st->custom) {
+        st->custom(t, j0, nb, st->kbuf, st->vbuf);
+        return;
+    }
+    st->widen(attn_elem_at(st->k, st->type, (size_t)j0 * t->d_k), st->type, st->kbuf,
+              (size_t)nb * t->d_k);
+    st->widen(attn_elem_at(st->v, st->type, (size_t)j0 * t->d_v), st->type, st->vbuf,
+              (size_t)nb * t->d_v);
 }
 
 /* A copy of t that reads the block staged from key j0 on. */
@@ -303,7 +327,7 @@ static flash_tile staged_view(const flash_tile *t, const kv_stage *st, int32_t j
 /* A copy of t that holds keys [j0, j0 + nb) widened into the stage. */
 static flash_tile stage_block(const flash_tile *t, const kv_stage *st, int32_t j0, int32_t nb)
 {
-    widen_block(st, t->d_k, t->d_v, j0, nb);
+    fill_stage(st, t, j0, nb);
     return staged_view(t, st, j0);
 }
 
@@ -363,7 +387,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
     int64_t blocks = ceil_div(seen_max, g->kv_block);
     int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
     int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
-    return (flash_tile){
+    flash_tile tile = {
         .rows = pl->rows,
         .d_k = p->shape.d_k,
         .d_v = p->shape.d_v,
@@ -379,6 +403,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .k_src = attn_k_head(p, t->b, t->kv_head * p->group),
         .v_src = attn_v_head(p, t->b, t->kv_head * p->group),
         .kv_type = p->types.kv,
+        .q_type = p->types.q,
         .m = state,
         .l = state + pl->rows,
         .acc = pl->few ? NULL : state + pl->acc_at,
@@ -387,6 +412,9 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
+    if (g->pack_q && !pl->few)
+        g->pack_q(&tile, qt);
+    return tile;
 }
 
 static kv_stage make_stage(const attn_problem *p, const flash_geometry *g, const flash_plan *pl,
@@ -397,6 +425,7 @@ static kv_stage make_stage(const attn_problem *p, const flash_geometry *g, const
     stage.v = attn_v_head(p, t->b, t->kv_head * p->group);
     stage.type = p->types.kv;
     stage.widen = g->widen ? g->widen : attn_widen_best();
+    stage.custom = pl->few ? NULL : g->stage; /* few kernels read f32 */
     stage.kbuf = slice + pl->kstage_at;
     stage.vbuf = slice + pl->vstage_at;
     return stage;
@@ -452,7 +481,7 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
         int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
         if (staged)
-            widen_block(&stage, p->shape.d_k, p->shape.d_v, j0, nb);
+            fill_stage(&stage, &tile[0], j0, nb);
         for (int32_t i = 0; i < n; i++) {
             if (j0 >= tile[i].kv_end)
                 continue;

@@ -84,6 +84,19 @@ typedef struct flash_geometry {
      * walks K/V alone. For kernels without a software prefetch of their
      * own, which wait on every block a tile re-reads from L3 or DRAM. */
     int f32_groups;
+    /* Narrow K/V in the block kernels' own layout (NULL: each key block
+     * widened to f32 with `widen`). Stages keys [j0, j0 + nb) of the head
+     * (t->k_src, t->v_src, t->kv_type) into kbuf and vbuf, at most
+     * kv_block·d_k and kv_block·d_v floats; the block kernels then read
+     * t->k and t->v in that layout. Once per block for a whole group of
+     * tiles, as the widening is (t is then the group's first tile: it
+     * names the head, the types and d_k, d_v; its own keys may end before
+     * j0 + nb); never for few_kernel tiles. */
+    void (*stage)(const flash_tile *t, int32_t j0, int32_t nb, float *kbuf, float *vbuf);
+    /* Rewrites a block-kernel tile's packed queries (t->qt: [d_k][rows]
+     * f32, padding rows 0) in place into the block kernels' layout, once
+     * per tile before its first block (NULL: kept as they are). */
+    void (*pack_q)(const flash_tile *t, float *qt);
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
@@ -117,6 +130,7 @@ struct flash_tile {
      * are NULL then); others ignore them. */
     const void *k_src, *v_src;
     int32_t kv_type;
+    int32_t q_type; /* the type Q came in (qt holds its values as f32) */
     /* Running state, updated in place. Starts m = -inf, l = 0, acc = 0. */
     float *m;      /* [rows] max of the scaled scores folded in so far */
     float *l;      /* [rows] sum of exp(s - m) */

@@ -41,6 +41,9 @@ set_source_files_properties(impls/flash_avx2_decode.c PROPERTIES COMPILE_OPTIONS
 set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
                             PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+# avx512_bf16: vdpbf16ps and vcvtne2ps2bf16 (AVX512_BF16), vpermw (AVX512BW).
+set_source_files_properties(impls/flash_avx512_bf16.c PROPERTIES COMPILE_OPTIONS
+                            "-mavx512f;-mfma;-mavx512bw;-mavx512bf16")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
 

@@ -187,4 +187,41 @@ static inline uint32_t attn_variant_p_rounds(const attn_variant *v)
     return v->p_rounds ? v->p_rounds : ATTN_DTYPE_BIT(ATTN_F32);
 }
 
+/* The element types a caller that names none runs v in (verify without
+ * --dtype, the tests that sweep every variant): all f32 when v takes
+ * them, else the first v takes of all bf16, f32 Q and O over bf16 K/V,
+ * all f16, f32 over f16 K/V. A variant takes at least one (test_table). */
+static inline attn_types attn_variant_default_types(const attn_variant *v)
+{
+    static const attn_types order[] = {{ATTN_F32, ATTN_F32, ATTN_F32},
+                                       {ATTN_BF16, ATTN_BF16, ATTN_BF16},
+                                       {ATTN_F32, ATTN_BF16, ATTN_F32},
+                                       {ATTN_F16, ATTN_F16, ATTN_F16},
+                                       {ATTN_F32, ATTN_F16, ATTN_F32}};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if ((attn_variant_type_set(v->q_types) & ATTN_DTYPE_BIT(order[i].q)) &&
+            (attn_variant_type_set(v->kv_types) & ATTN_DTYPE_BIT(order[i].kv)) &&
+            (attn_variant_type_set(v->o_types) & ATTN_DTYPE_BIT(order[i].o)))
+            return order[i];
+    return order[0];
+}
+
+/* 1 when v takes all-f32 tensors (attn_run), in its default class. */
+static inline int attn_variant_takes_f32(const attn_variant *v)
+{
+    const attn_types t = attn_variant_default_types(v);
+    return t.q == ATTN_F32 && t.kv == ATTN_F32 && t.o == ATTN_F32;
+}
+
+/* The class attn_run_typed runs v in: "P in f32" when v computes it, else
+ * the one it declares (bf16 before f16): a variant built around a bf16
+ * P·V computes no other, and the public API names no class. */
+static inline int32_t attn_variant_default_p_round(const attn_variant *v)
+{
+    const uint32_t c = attn_variant_p_rounds(v);
+    return (c & ATTN_DTYPE_BIT(ATTN_F32))    ? ATTN_F32
+           : (c & ATTN_DTYPE_BIT(ATTN_BF16)) ? ATTN_BF16
+                                             : ATTN_F16;
+}
+
 #endif

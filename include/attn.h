@@ -58,7 +58,10 @@ ATTN_API int attn_run(const char *variant, const attn_shape *s, const float *q, 
  * Q, K, V and O of attn_run_typed have the same layout as above, each
  * element of its own type; the kernels compute in float32 (products,
  * scores, weights, sums, accumulators), and an f16/bf16 O is rounded to
- * nearest even (an f16 O beyond +-65504 is +-Inf, as the conversion gives). */
+ * nearest even (an f16 O beyond +-65504 is +-Inf, as the conversion gives).
+ * A variant that feeds the weights to P.V in bf16 (avx512_bf16) rounds each
+ * weight once to bf16 there, and only that: its precision class, which
+ * `attnbench list` names per variant. */
 typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
 typedef struct attn_types { /* field order is part of the ABI */
     int32_t q;              /* attn_dtype of Q */

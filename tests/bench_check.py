@@ -133,7 +133,7 @@ def cmd_csv(path, doc):
         rows.append(dict(zip(want, fields)))
     if not rows:
         fail(f"{path} has no rows")
-    counts = {"ok": 0, "skipped": 0, "paired": 0}
+    counts = {"ok": 0, "skipped": 0, "types": 0, "paired": 0}
     for row in rows:
         name = f"{row['case']} threads={row['threads']}"
         if not row["case"].startswith(f"impl={row['variant']},"):
@@ -154,8 +154,11 @@ def cmd_csv(path, doc):
             check_ok_row(row)
             if reason:
                 fail(f"{name}: an ok row with a reason '{reason}'")
-        elif status == "skipped" and reason.startswith("needs "):
-            counts["skipped"] += 1
+        elif status == "skipped" and (reason.startswith("needs ") or
+                                      re.match(r"variant \S+ does not take types\.", reason)):
+            # The CPU lacks the ISA, or the variant does not take the
+            # cell's element types (avx512_bf16 in an f32 cell).
+            counts["skipped" if reason.startswith("needs ") else "types"] += 1
             if row["time_ns_median"] != "":
                 fail(f"{name}: a skipped row has timings")
         else:
@@ -166,7 +169,8 @@ def cmd_csv(path, doc):
         fail(f"{path}: rows at 2 or more threads but none timed with its twin")
     print(f"{path}: {len(rows)} rows ({counts['paired']} timed with a twin), "
           f"{counts['ok']} ok, {counts['skipped']} skipped "
-          f"(CPU lacks the ISA); {len(want)} columns as in {doc}")
+          f"(CPU lacks the ISA), {counts['types']} skipped (variant does not take "
+          f"the types); {len(want)} columns as in {doc}")
 
 
 def peak_object_ok(peak, where):

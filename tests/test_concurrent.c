@@ -1,6 +1,7 @@
 /* Thread safety: attn_run called from several pthreads at once, each with
  * its own buffers, variants, shapes and OpenMP thread counts, gives bitwise
- * the results of the same calls made one after another. The workers start
+ * the results of the same calls made one after another (each variant in
+ * its default types, default_types.h). The workers start
  * together behind a barrier and nothing touches the library before, so
  * their first calls race the one-time CPU detection (call_once). Run under
  * ThreadSanitizer by scripts/test_hardening.sh. */
@@ -12,6 +13,7 @@
 #include "attn.h"
 #include "cases.h"
 #include "check.h"
+#include "default_types.h"
 #include "variant.h"
 
 enum { WORKERS = 4, ROUNDS = 2 };
@@ -56,7 +58,8 @@ static void *run_worker(void *arg)
             if (round == 0 && (w->first & 1))
                 x->supported_concurrent = attn_variant_supported(x->variant);
             omp_set_num_threads(x->threads); /* this pthread's own ICV */
-            x->rc_concurrent = attn_run(x->variant, &x->shape, x->q, x->k, x->v, x->o_concurrent);
+            x->rc_concurrent =
+                run_default_types(x->variant, &x->shape, x->q, x->k, x->v, x->o_concurrent);
         }
     return NULL;
 }
@@ -127,7 +130,7 @@ int main(void)
     for (int j = 0; j < n; j++) {
         job *x = &jobs[j];
         omp_set_num_threads(x->threads);
-        x->rc_serial = attn_run(x->variant, &x->shape, x->q, x->k, x->v, x->o_serial);
+        x->rc_serial = run_default_types(x->variant, &x->shape, x->q, x->k, x->v, x->o_serial);
         int supported = attn_variant_supported(x->variant);
         char name[256];
         attn_case name_case = {.shape = x->shape, .data = DATA_NORMAL};

@@ -1,7 +1,8 @@
 /* Dispatch under a forced feature mask: run with ATTN_CPU_MASK set by ctest
  * (see tests/CMakeLists.txt). A variant needing a hidden feature must be
  * reported unsupported and refused with ATTN_ENOTSUP without touching O;
- * every other variant the CPU has must still run. With a malformed mask
+ * every other variant the CPU has must still run (each in its default
+ * types: default_types.h). With a malformed mask
  * (EXPECT_MASK_ERROR=1) every call is refused with ATTN_EINVAL. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "attn.h"
 #include "check.h"
 #include "cpu_features.h"
+#include "default_types.h"
 #include "variant.h"
 
 int main(void)
@@ -38,7 +40,7 @@ int main(void)
         for (int e = 0; e < 40; e++)
             o[e] = -1.0f;
         int sup = attn_variant_supported(var->name);
-        int rc = attn_run(var->name, &s, q, k, v, o);
+        int rc = run_default_types(var->name, &s, q, k, v, o);
         if (expect_error) {
             CHECK(&t, sup == ATTN_EINVAL && rc == ATTN_EINVAL, "%s: sup %d rc %d", var->name, sup,
                   rc);

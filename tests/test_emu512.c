@@ -1,15 +1,22 @@
-/* The avx512 variant's own code, run where AVX-512 is missing: its sources
- * (flash_avx512.c, flash_avx512_decode.c, exp_avx512.c) compiled again on
- * SIMDe (tests/emu512/), for AVX2 + FMA + F16C. test_generic16 checks the
- * avx512 block kernel's logic on portable primitives; this runs the real
- * files, vec_avx512.h's k-masks and the decode kernel included:
+/* The AVX-512 variants' own code, run where AVX-512 is missing: their
+ * sources (flash_avx512.c, flash_avx512_decode.c, exp_avx512.c and
+ * flash_avx512_bf16.c, vdpbf16ps and vcvtne2ps2bf16 emulated to the bit)
+ * compiled again on SIMDe (tests/emu512/), for AVX2 + FMA + F16C.
+ * test_generic16 checks the avx512 block kernel's logic on portable
+ * primitives; this runs the real files, vec_avx512.h's k-masks and the
+ * decode kernel included:
  *   - verify's full (with the variant's tile sweeps) and adversarial cases,
- *     f32 and the narrow type combinations (f16 / bf16 K/V, all f16, all
- *     bf16), 3 seeds, rules A, B and C against naive in the same types;
- *   - an f16 / bf16 KV cache gives bitwise the O of f32 K/V holding the
- *     same values (the decode kernel's own narrow reads among them);
- *   - on a CPU with AVX-512, the emulated copy gives bitwise the O of the
- *     native one (so the emulation is the hardware's arithmetic).
+ *     3 seeds, rules A, B and C against naive in the same types and class:
+ *     avx512 in f32 and the narrow type combinations (f16 / bf16 K/V, all
+ *     f16, all bf16), avx512_bf16 in all bf16 and over a bf16 KV cache, in
+ *     "P rounded to bf16";
+ *   - avx512: an f16 / bf16 KV cache gives bitwise the O of f32 K/V
+ *     holding the same values (the decode kernel's own narrow reads among
+ *     them);
+ *   - on a CPU with the variant's ISA, the emulated copy gives bitwise the
+ *     O of the native one (so the emulation is the hardware's arithmetic:
+ *     for avx512_bf16, vdpbf16ps's order of the two products, its
+ *     denormals-are-zero and its rounding).
  * Skipped (77) on a CPU without AVX2, FMA or F16C. */
 #include <omp.h>
 #include <stdio.h>
@@ -25,30 +32,58 @@
 #include "verify_case.h"
 
 extern const attn_variant attn_variant_avx512_emu;
+extern const attn_variant attn_variant_avx512_bf16_emu;
 
 enum { EMU_FEATURES = ATTN_CPU_AVX2 | ATTN_CPU_FMA | ATTN_CPU_F16C, SEEDS = 3 };
 
-/* The type combinations by part (argv: "f32", "narrow-kv", "narrow"; all
- * without arguments), so ctest runs the parts side by side. */
+/* What a part checks bitwise besides verify's cases. */
+typedef enum emu_bitwise {
+    EMU_BITWISE_NONE,
+    EMU_BITWISE_NARROW_KV, /* f16/bf16 K/V against f32 K/V, and native against emulated */
+    EMU_BITWISE_NATIVE,    /* native against emulated, in the part's types */
+} emu_bitwise;
+
+/* The variants and type combinations by part (argv: "f32", "narrow-kv",
+ * "narrow", "bf16", "bf16kv"; all without arguments), so ctest runs the
+ * parts as tests of their own. */
 typedef struct emu_part {
     const char *name;
+    const char *variant; /* the native variant whose sources the part runs */
     attn_types types[2];
-    int n_types, bitwise;
+    int n_types;
+    emu_bitwise bitwise;
 } emu_part;
 static const emu_part PARTS[] = {
-    {"f32", {{ATTN_F32, ATTN_F32, ATTN_F32}}, 1, 1},
-    {"narrow-kv", {{ATTN_F32, ATTN_F16, ATTN_F32}, {ATTN_F32, ATTN_BF16, ATTN_F32}}, 2, 0},
-    {"narrow", {{ATTN_F16, ATTN_F16, ATTN_F16}, {ATTN_BF16, ATTN_BF16, ATTN_BF16}}, 2, 0},
+    {"f32", "avx512", {{ATTN_F32, ATTN_F32, ATTN_F32}}, 1, EMU_BITWISE_NARROW_KV},
+    {"narrow-kv",
+     "avx512",
+     {{ATTN_F32, ATTN_F16, ATTN_F32}, {ATTN_F32, ATTN_BF16, ATTN_F32}},
+     2,
+     EMU_BITWISE_NONE},
+    {"narrow",
+     "avx512",
+     {{ATTN_F16, ATTN_F16, ATTN_F16}, {ATTN_BF16, ATTN_BF16, ATTN_BF16}},
+     2,
+     EMU_BITWISE_NONE},
+    {"bf16", "avx512_bf16", {{ATTN_BF16, ATTN_BF16, ATTN_BF16}}, 1, EMU_BITWISE_NATIVE},
+    {"bf16kv", "avx512_bf16", {{ATTN_F32, ATTN_BF16, ATTN_F32}}, 1, EMU_BITWISE_NATIVE},
 };
 enum { N_PARTS = sizeof PARTS / sizeof PARTS[0] };
 
-/* One case in one type combination, as verify runs it. */
+/* One case in one type combination and every class the variant declares,
+ * as verify runs it. */
 static void verify_case(check_tally *t, const attn_variant *emu, const attn_variant *naive,
                         const attn_case *c0, const attn_types *types)
 {
-    attn_case c = *c0;
-    c.types = *types;
-    check_verify_case(t, emu, naive, &c, SEEDS);
+    static const int32_t classes[] = {ATTN_F32, ATTN_BF16, ATTN_F16};
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        if (!(attn_variant_p_rounds(emu) & ATTN_DTYPE_BIT(classes[i])))
+            continue;
+        attn_case c = *c0;
+        c.types = *types;
+        c.p_round = classes[i];
+        check_verify_case(t, emu, naive, &c, SEEDS);
+    }
 }
 
 /* O of `v` on the case's data (seed 7) in `types`, K/V given as f32 or as
@@ -137,6 +172,46 @@ static void bitwise_case(check_tally *t, const attn_variant *emu, const attn_var
     attn_case_buffers_free(&b);
 }
 
+/* The native variant against its emulated copy, bitwise, in `types` (at 1
+ * and 3 threads), where the CPU runs the native one. */
+static void native_case(check_tally *t, const attn_variant *emu, const attn_variant *native,
+                        const attn_case *c, const attn_types *types)
+{
+    char name[256];
+    attn_case_name(emu->name, c, name, sizeof name);
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc_typed(&b, &c->shape, types) != 0) {
+        CHECK(t, 0, "%s: cannot allocate", name);
+        attn_case_buffers_free(&b);
+        return;
+    }
+    const attn_shape s = attn_case_fill(c, 7, b.q, b.k, b.v);
+    attn_case_buffers_narrow(&b, &s);
+    const size_t bytes = attn_dtype_size(types->o) * b.o_elems;
+    unsigned char *o_emu = malloc(bytes), *o_native = malloc(bytes);
+    const attn_run_options opt = {*types, attn_variant_default_p_round(native)};
+    char msg[256];
+    for (int threads = 1; o_emu && o_native && threads <= 3; threads += 2) {
+        omp_set_num_threads(threads);
+        int rc1 =
+            attn_run_variant_typed(emu, &s, &opt, b.tq, b.tk, b.tv, o_emu, NULL, msg, sizeof msg);
+        int rc2 = attn_run_variant_typed(native, &s, &opt, b.tq, b.tk, b.tv, o_native, NULL, msg,
+                                         sizeof msg);
+        size_t i = 0;
+        while (i < bytes && o_emu[i] == o_native[i])
+            i++;
+        CHECK(t, rc1 == ATTN_OK && rc2 == ATTN_OK && i == bytes,
+              "%s q=%s kv=%s threads=%d: native %s and emulated differ at byte %zu of O (rc %d, "
+              "%d)",
+              name, attn_dtype_name(types->q), attn_dtype_name(types->kv), threads, native->name, i,
+              rc1, rc2);
+    }
+    CHECK(t, o_emu && o_native, "%s: cannot allocate", name);
+    free(o_emu);
+    free(o_native);
+    attn_case_buffers_free(&b);
+}
+
 /* Verify's full and adversarial cases in the part's types. */
 static void verify_part(check_tally *t, const attn_variant *emu, const attn_variant *naive,
                         const emu_part *part)
@@ -159,24 +234,52 @@ static void verify_part(check_tally *t, const attn_variant *emu, const attn_vari
     }
 }
 
+/* The table's variant `name` as its emulated copy, runnable on what it
+ * was built for here; its name says it is the emulated copy. */
+static attn_variant emulated(const char *name, char *label, size_t cap)
+{
+    attn_variant emu =
+        strcmp(name, "avx512") == 0 ? attn_variant_avx512_emu : attn_variant_avx512_bf16_emu;
+    snprintf(label, cap, "%s-emu", name);
+    emu.name = label;
+    emu.required_features = EMU_FEATURES;
+    return emu;
+}
+
+static void run_part(check_tally *t, const emu_part *part, const attn_variant *naive)
+{
+    char label[64];
+    const attn_variant emu = emulated(part->variant, label, sizeof label);
+    const attn_variant *native = attn_find_variant(part->variant);
+    omp_set_num_threads(2);
+    verify_part(t, &emu, naive, part);
+    for (size_t c = 0; c < sizeof BITWISE_CASES / sizeof BITWISE_CASES[0]; c++) {
+        if (part->bitwise == EMU_BITWISE_NARROW_KV) {
+            bitwise_case(t, &emu, native, &BITWISE_CASES[c], ATTN_F16);
+            bitwise_case(t, &emu, native, &BITWISE_CASES[c], ATTN_BF16);
+        } else if (part->bitwise == EMU_BITWISE_NATIVE && attn_variant_runnable(native)) {
+            for (int ti = 0; ti < part->n_types; ti++)
+                native_case(t, &emu, native, &BITWISE_CASES[c], &part->types[ti]);
+        }
+    }
+    printf("emu512 %s: native %s %s\n", part->name, native->name,
+           attn_variant_runnable(native) ? "runs here: compared bitwise"
+                                         : "not runnable here: emulated copy only");
+}
+
 int main(int argc, char **argv)
 {
     if ((attn_cpu()->features & EMU_FEATURES) != EMU_FEATURES) {
         printf("SKIP emu512: the emulated avx512 build needs avx2, fma and f16c\n");
         return 77;
     }
-    /* The variant as the table has it, but runnable on what it was built
-     * for here; its name says it is the emulated copy. */
-    attn_variant emu = attn_variant_avx512_emu;
-    emu.name = "avx512-emu";
-    emu.required_features = EMU_FEATURES;
     const attn_variant *naive = attn_find_variant("naive");
-    const attn_variant *native = attn_find_variant("avx512");
     check_tally t = {0, 0};
-    if (!naive || !native) {
-        printf("emu512: naive or avx512 missing from the table\n");
-        return 1;
-    }
+    for (int p = 0; p < N_PARTS; p++)
+        if (!naive || !attn_find_variant(PARTS[p].variant)) {
+            printf("emu512: naive or %s missing from the table\n", PARTS[p].variant);
+            return 1;
+        }
     int run[N_PARTS] = {0};
     for (int a = 1; a < argc; a++) {
         int found = 0;
@@ -184,23 +287,14 @@ int main(int argc, char **argv)
             if (strcmp(argv[a], PARTS[p].name) == 0)
                 run[p] = found = 1;
         if (!found) {
-            fprintf(stderr, "test_emu512: unknown part '%s' (f32, narrow-kv, narrow)\n", argv[a]);
+            fprintf(stderr,
+                    "test_emu512: unknown part '%s' (f32, narrow-kv, narrow, bf16, bf16kv)\n",
+                    argv[a]);
             return 2;
         }
     }
-    for (int p = 0; p < N_PARTS; p++) {
-        if (argc > 1 && !run[p])
-            continue;
-        omp_set_num_threads(2);
-        verify_part(&t, &emu, naive, &PARTS[p]);
-        for (size_t c = 0; PARTS[p].bitwise && c < sizeof BITWISE_CASES / sizeof BITWISE_CASES[0];
-             c++) {
-            bitwise_case(&t, &emu, native, &BITWISE_CASES[c], ATTN_F16);
-            bitwise_case(&t, &emu, native, &BITWISE_CASES[c], ATTN_BF16);
-        }
-    }
-    printf("emu512: native avx512 %s\n", attn_variant_runnable(native)
-                                             ? "runs here: compared bitwise"
-                                             : "not runnable here: emulated copy only");
-    return check_report("emu512 (the avx512 variant's sources on SIMDe)", &t);
+    for (int p = 0; p < N_PARTS; p++)
+        if (argc == 1 || run[p])
+            run_part(&t, &PARTS[p], naive);
+    return check_report("emu512 (the AVX-512 variants' sources on SIMDe)", &t);
 }

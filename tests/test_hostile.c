@@ -14,6 +14,7 @@
 #include "accuracy.h"
 #include "attn.h"
 #include "check.h"
+#include "default_types.h"
 #include "variant.h"
 
 /* Sanitizer runtimes reserve terabytes of address space: an address-space
@@ -53,7 +54,8 @@ static void set_canary(float *x, size_t n)
  * the limit with ATTN_ENOMEM before reading anything: the tensors here are
  * 64 floats standing in for gigabytes, so a read would be out of bounds
  * (and ASan would say so). A variant whose workspace stays small for all
- * these shapes (the streaming ones) is reported, not failed. */
+ * these shapes (the streaming ones) is reported, not failed. Each variant
+ * in its default types and class (variant.h). */
 static void test_workspace_over_limit(check_tally *t)
 {
     const attn_shape huge[] = {
@@ -71,20 +73,25 @@ static void test_workspace_over_limit(check_tally *t)
         int refused = 0;
         for (size_t si = 0; si < sizeof huge / sizeof huge[0]; si++) {
             CHECK(t, attn_check_shape(&huge[si], NULL, 0) == ATTN_OK, "shape %zu refused", si);
-            attn_problem p = attn_problem_make(&huge[si], q, k, v, NULL);
+            const attn_types ty = attn_variant_default_types(var);
+            const attn_run_options opt = {ty, attn_variant_default_p_round(var)};
+            attn_problem p = attn_problem_make_typed(&huge[si], &ty, opt.p_round, q, k, v, NULL);
             size_t bytes = 0;
-            int ws = var->workspace_size(&p, &bytes);
+            int ws = attn_variant_workspace_typed(var, &p, &bytes);
             CHECK(t, ws == ATTN_OK || ws == ATTN_ENOMEM, "%s: workspace_size %d", var->name, ws);
             if (ws == ATTN_OK && bytes <= limit)
                 continue; /* it would run: not with 64-float stand-ins */
             set_canary(o, 64);
             char msg[256];
-            int rc = attn_run_variant(var, &huge[si], q, k, v, o, NULL, msg, sizeof msg);
+            int rc =
+                attn_run_variant_typed(var, &huge[si], &opt, q, k, v, o, NULL, msg, sizeof msg);
             CHECK(t, rc == ATTN_ENOMEM, "%s on shape %zu: rc %d, want ENOMEM", var->name, si, rc);
             CHECK(t, strstr(msg, "workspace") != NULL, "%s: message '%s'", var->name, msg);
             CHECK(t, untouched(o, 64), "%s wrote O on ENOMEM", var->name);
             set_canary(o, 64);
-            CHECK(t, attn_run(var->name, &huge[si], q, k, v, o) == ATTN_ENOMEM && untouched(o, 64),
+            CHECK(t,
+                  attn_run_typed(var->name, &huge[si], &ty, q, k, v, o) == ATTN_ENOMEM &&
+                      untouched(o, 64),
                   "%s: public attn_run on shape %zu", var->name, si);
             refused++;
         }
@@ -138,7 +145,8 @@ static void test_allocation_failure(check_tally *t)
 }
 
 /* Finite scales at the edges are accepted (the contract: any finite value)
- * and must not crash; rows that see no key stay +0 whatever the scale. */
+ * and must not crash; rows that see no key stay +0 whatever the scale.
+ * Each variant in its default types (default_types.h). */
 static void test_extreme_scales(check_tally *t)
 {
     const float scales[] = {FLT_MAX, -FLT_MAX, 1e30f, 0x1p-149f, -0.0f, FLT_MIN};
@@ -157,7 +165,7 @@ static void test_extreme_scales(check_tally *t)
             if (!attn_variant_runnable(var))
                 continue;
             set_canary(o, 72);
-            int rc = attn_run(var->name, &s, q, k, v, o);
+            int rc = run_default_types(var->name, &s, q, k, v, o);
             CHECK(t, rc == ATTN_OK, "%s scale %g: rc %d", var->name, (double)scales[si], rc);
             int zero_rows = 1, written = 1;
             for (int h = 0; h < 2; h++)

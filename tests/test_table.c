@@ -27,6 +27,11 @@ int main(void)
               "%s: a two-pass variant has no rescales", v->name);
         CHECK(&t, !v->library == !v->library_version, "%s: library and its version go together",
               v->name);
+        /* What attn_run_typed and the variant sweeps run it in must be taken. */
+        const attn_run_options opt = {attn_variant_default_types(v),
+                                      attn_variant_default_p_round(v)};
+        CHECK(&t, attn_variant_check_types(v, &opt, NULL, 0) == ATTN_OK,
+              "%s: takes neither all f32, bf16 nor f16 tensors in its default class", v->name);
         CHECK(&t, attn_find_variant(v->name) == v, "%s: find gives another entry", v->name);
         CHECK(&t, attn_variant_name(i) && strcmp(attn_variant_name(i), v->name) == 0,
               "%s: public index %d names %s", v->name, i,

@@ -174,7 +174,8 @@ static void test_supports(check_tally *t)
 }
 
 /* all-f32 types are attn_run: the same bits, on a shape with several
- * blocks, GQA and causal rows, for every variant this CPU runs. */
+ * blocks, GQA and causal rows, for every variant this CPU runs; a variant
+ * that takes no f32 K/V refuses both alike. */
 static void test_f32_bitwise(check_tally *t)
 {
     const attn_shape s = {2, 4, 2, 37, 53, 16, 24, 1, 0.0f};
@@ -195,6 +196,13 @@ static void test_f32_bitwise(check_tally *t)
             const char *name = attn_variant_name(i);
             if (attn_variant_supported(name) != 1)
                 continue;
+            if (!attn_variant_takes_f32(attn_find_variant(name))) {
+                CHECK(t,
+                      attn_run(name, &s, bq, bk, bv, o1) == ATTN_ENOTSUP &&
+                          attn_run_typed(name, &s, &all_f32, bq, bk, bv, o2) == ATTN_ENOTSUP,
+                      "%s takes no f32 K/V but ran all f32", name);
+                continue;
+            }
             memset(o1, 0, sizeof(float) * no);
             memset(o2, 0xFF, sizeof(float) * no);
             CHECK(t,
@@ -215,7 +223,8 @@ static void test_f32_bitwise(check_tally *t)
 /* An f16 O rounds as attn_f32_to_f16: 65504 stays, 65519 is 65504, 65520
  * and beyond are Inf (one key: O is that V row exactly). Then with 40 keys
  * of one value V: the weights sum to 1 within rounding, far from the
- * boundary for 1e5 and -1e5. */
+ * boundary for 1e5 and -1e5. Every variant that takes f32 K/V with an
+ * f16 O (the values are exact only in f32). */
 static void test_f16_overflow(check_tally *t)
 {
     const float vals[6] = {65504.0f, 65519.0f, 65520.0f, 70000.0f, -70000.0f, 1e30f};
@@ -232,7 +241,7 @@ static void test_f16_overflow(check_tally *t)
     }
     for (int i = 0; i < attn_variant_count(); i++) {
         const char *name = attn_variant_name(i);
-        if (attn_variant_supported(name) != 1)
+        if (attn_variant_supports(name, &f16_o) != 1)
             continue;
         CHECK(t, attn_run_typed(name, &one, &f16_o, qq, kk, vals, out) == ATTN_OK, "%s", name);
         for (int r = 0; r < 3; r++)

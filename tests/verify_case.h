@@ -1,7 +1,8 @@
 /* One correctness case as `attnbench verify` judges it, for tests that run
  * a variant descriptor of their own (test_generic16, test_emu512): the case
- * in its types over max(min_seeds, the case's own) seeds, P in f32, each
- * row through rules A and C, then rule B against naive in the same types. */
+ * in its types and class (c->p_round) over max(min_seeds, the case's own)
+ * seeds, each row through rules A and C, then rule B against naive in the
+ * same types and class. */
 #ifndef ATTN_TEST_VERIFY_CASE_H
 #define ATTN_TEST_VERIFY_CASE_H
 
@@ -28,8 +29,8 @@ static inline void check_verify_case(check_tally *t, const attn_variant *v,
     for (long seed = 1; ran && seed <= seeds; seed++) {
         attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
         attn_err_stats st, naive_st;
-        ran = attn_verify_run_class(naive, &s, ATTN_F32, &b, &naive_st, why, sizeof why) == 0 &&
-              attn_verify_run_class(v, &s, ATTN_F32, &b, &st, why, sizeof why) == 0;
+        ran = attn_verify_run_class(naive, &s, c->p_round, &b, &naive_st, why, sizeof why) == 0 &&
+              attn_verify_run_class(v, &s, c->p_round, &b, &st, why, sizeof why) == 0;
         if (ran) {
             attn_err_merge(&naive_total, &naive_st);
             attn_err_merge(&total, &st);
