@@ -70,6 +70,7 @@ typedef enum thread_set {
     T_ALL,         /* all */
     T_ONE_AND_ALL, /* 1 and all */
     T_ONE_TWO_ALL, /* 1, 2 and all (each once) */
+    T_ONE_TWO,     /* 1 and 2, each only when below all */
     T_LADDER,      /* 1, 2, 4, ... and all */
     T_EVERY,       /* 1, 2, 3, ... all (powers of two past 16) */
 } thread_set;
@@ -159,6 +160,10 @@ static int thread_counts(const case_builder *b, thread_set set, int t[64])
             t[n++] = 2;
         if (all > 1)
             t[n++] = all;
+        break;
+    case T_ONE_TWO:
+        for (int k = 1; k <= 2 && k < all; k++)
+            t[n++] = k;
         break;
     case T_LADDER:
         for (int k = 1; k < all && n < 63; k *= 2)
@@ -297,15 +302,38 @@ static void scaling(case_builder *b)
     push(b, grouped(32, 8, 1, 32768, 128, 0), T_EVERY);
 }
 
+/* A variant built on a tensor path takes no f32 K/V (a bf16 kernel); the
+ * rest take f32. perf-targets times each in its own types. */
+static int takes_f32(const attn_variant *v)
+{
+    return attn_variant_takes_f32(v);
+}
+
+static int takes_no_f32(const attn_variant *v)
+{
+    return !attn_variant_takes_f32(v);
+}
+
 /* The cells perf_targets.c reads, each once (tests/test_perf_targets
  * checks the two agree). */
 static void targets(case_builder *b)
 {
     /* Non-causal at 1 and 2 threads too: the 1-thread roof targets and
-     * every fused variant's 2-vs-1-thread speed-up. */
+     * every fused variant's 2-vs-1-thread speed-up, in f32 or, for a
+     * variant that takes no f32 (avx512_bf16), in bf16: its speed-up over
+     * the best f32 variant and its own 2-vs-1. */
     for (int32_t d = 128; d >= 64; d /= 2) {
         b->pair = ATTN_PAIR_ONE_THREAD;
-        push(b, mha(8, 4096, d, 0), T_ONE_TWO_ALL);
+        if (b->axes->n_types > 0) {
+            push(b, mha(8, 4096, d, 0), T_ONE_TWO_ALL);
+        } else {
+            push_row(b, mha(8, 4096, d, 0), T_ONE_TWO_ALL, &F32, 1, takes_f32);
+            /* bf16 d128 at all threads is the low-precision cell below
+             * (every variant runs it; this one's f32 twin cannot, so it
+             * is timed alone and its 2-vs-1 taken from two rows). */
+            push_row(b, mha(8, 4096, d, 0), d == 128 ? T_ONE_TWO : T_ONE_TWO_ALL, &BF16, 1,
+                     takes_no_f32);
+        }
         b->pair = ATTN_PAIR_NONE;
         push(b, mha(8, 4096, d, 1), T_ALL);
     }

@@ -28,6 +28,10 @@ static const int32_t decode_heads_kv[] = {8, 32}; /* GQA 32/8 and MHA 32/32 */
 enum { N_DECODE_KV = sizeof decode_kv / sizeof decode_kv[0], N_DECODE_HEADS = 2 };
 
 static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+/* The low-precision targets' types (and the bf16 tensor paths'). */
+static const attn_types F16KV = {ATTN_F32, ATTN_F16, ATTN_F32};
+static const attn_types BF16KV = {ATTN_F32, ATTN_BF16, ATTN_F32};
+static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
 
 /* The fused variants: the table's online-softmax family. */
 static int is_fused(const char *variant)
@@ -221,28 +225,77 @@ static void causal_targets(tally *t, const attn_result_row *rows, int n, int all
 static void thread_targets(tally *t, const attn_result_row *rows, int n)
 {
     char what[96], achieved[96] = "", target[64];
-    fprintf(t->f, "2 threads against 1, each fused variant (n=%d h8, non-causal):\n", TARGET_N);
+    fprintf(t->f,
+            "2 threads against 1, each fused variant in its own types (n=%d h8, non-causal):\n",
+            TARGET_N);
     snprintf(target, sizeof target, "target >= %.1fx", threads_speedup);
     for (int i = 0; i < attn_variant_table_size; i++) {
-        const char *name = attn_variant_table[i]->name;
-        if (!is_fused(name))
+        const attn_variant *v = attn_variant_table[i];
+        if (!is_fused(v->name))
             continue;
+        /* f32, or bf16 for a variant that takes no f32 (avx512_bf16). */
+        const attn_types types = attn_variant_default_types(v);
         for (int32_t d = 128; d >= 64; d /= 2) {
             const attn_shape s = mha(TARGET_N, d, 0);
-            const attn_result_row *one = find(rows, n, name, &s, 1);
-            const attn_result_row *two = find(rows, n, name, &s, 2);
+            const attn_result_row *one = find_typed(rows, n, v->name, &s, &types, 1);
+            const attn_result_row *two = find_typed(rows, n, v->name, &s, &types, 2);
             /* The 2-thread row's own rounds with its 1-thread twin when it
              * has them; else the two rows, timed apart. */
-            double ratio = paired_speedup(two, &F32, 1);
+            double ratio = paired_speedup(two, &types, 1);
             if (isfinite(ratio))
                 snprintf(achieved, sizeof achieved, "%.2fx (%s: %.4g ms at 1, %.4g at 2, paired)",
-                         ratio, name, two->paired_time_ns_median * 1e-6,
+                         ratio, v->name, two->paired_time_ns_median * 1e-6,
                          two->time_ns_median * 1e-6);
             else if (isfinite(ratio = speedup(one, two)))
                 snprintf(achieved, sizeof achieved, "%.2fx (%s: %.4g ms at 1, %.4g at 2, apart)",
-                         ratio, name, one->time_ns_median * 1e-6, two->time_ns_median * 1e-6);
-            snprintf(what, sizeof what, "%s 2 threads vs 1, n=%d h8 d%d", name, TARGET_N, d);
+                         ratio, v->name, one->time_ns_median * 1e-6, two->time_ns_median * 1e-6);
+            snprintf(what, sizeof what, "%s 2 threads vs 1, n=%d h8 d%d%s", v->name, TARGET_N, d,
+                     attn_types_all_f32(&types) ? "" : ", bf16");
             verdict(t, ratio >= threads_speedup, isfinite(ratio), what, achieved, target);
+        }
+    }
+}
+
+/* A variant's speed-up over the best f32 one that a tensor path must
+ * reach: vdpbf16ps does twice the FMA's multiply-adds per instruction, AMX
+ * tiles many times that (the bf16 tensor paths' targets). 0: none. */
+static double tensor_speedup(attn_roof roof)
+{
+    return roof == ATTN_ROOF_BF16_AVX512 ? 1.8 : roof == ATTN_ROOF_BF16_AMX ? 3.0 : 0.0;
+}
+
+/* Each variant on a bf16 tensor path, bf16 Q/K/V/O, against the fastest
+ * fused variant in f32 on the same shape and threads (two rows, timed
+ * apart), with its % of its own roof beside. */
+static void tensor_targets(tally *t, const attn_result_row *rows, int n, int all)
+{
+    int header = 0;
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *v = attn_variant_table[i];
+        const double want = tensor_speedup(v->roof);
+        if (!(want > 0))
+            continue;
+        if (!header++)
+            fprintf(t->f,
+                    "bf16 tensor paths, bf16 Q/K/V/O against the fastest fused variant in "
+                    "f32 (n=%d h8, non-causal):\n",
+                    TARGET_N);
+        for (int32_t d = 128; d >= 64; d /= 2) {
+            const attn_shape s = mha(TARGET_N, d, 0);
+            const attn_result_row *mine = find_typed(rows, n, v->name, &s, &BF16, all);
+            const attn_result_row *best = find(rows, n, NULL, &s, all);
+            const double ratio = speedup(best, mine);
+            char what[96], achieved[128] = "", target[64];
+            snprintf(what, sizeof what, "%s vs f32, n=%d h8 d%d, %d %s", v->name, TARGET_N, d, all,
+                     thread_word(all));
+            if (isfinite(ratio))
+                snprintf(achieved, sizeof achieved,
+                         "%.2fx (%s: %.4g vs %.4g ms, apart; %.0f%% of "
+                         "its roof)",
+                         ratio, best->variant, mine->time_ns_median * 1e-6,
+                         best->time_ns_median * 1e-6, mine->pct_peak);
+            snprintf(target, sizeof target, "target >= %.1fx the best f32 variant", want);
+            verdict(t, ratio >= want, isfinite(ratio), what, achieved, target);
         }
     }
 }
@@ -355,10 +408,6 @@ static void exp_target(tally *t)
             "target: the ISA's own vector exp, not glibc expf");
 }
 
-/* A shape of the low-precision targets, at all threads. */
-static const attn_types F16KV = {ATTN_F32, ATTN_F16, ATTN_F32};
-static const attn_types BF16KV = {ATTN_F32, ATTN_BF16, ATTN_F32};
-static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
 static const attn_types F16 = {ATTN_F16, ATTN_F16, ATTN_F16};
 
 /* The fastest fused row in `types` whose variant has an f32 row of the
@@ -515,6 +564,7 @@ int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int al
     decode_targets(&t, rows, n, all);
     exp_target(&t);
     low_precision_targets(&t, rows, n, all);
+    tensor_targets(&t, rows, n, all);
     peer_targets(&t, rows, n, all, shapes, n_shapes);
     fprintf(f, "perf-targets: %d of %d met (%d not measured)\n", t.met, t.evaluated,
             t.targets - t.evaluated);

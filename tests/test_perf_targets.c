@@ -509,13 +509,17 @@ static void check_peers(check_tally *t)
     CHECK(t, count_lines(without, "vs best peer n=") == 0, "no per-shape peer lines\n%s", without);
     /* With no rows at all every target but xsmm's exp (no rows needed) is
      * not measured, the 20 peer targets among them: 4 prefill roofs, 2
-     * causal, 2 per fused variant, 16 blas, 8 decode, 6 low precision. */
-    int fused = 0;
-    for (int i = 0; i < attn_variant_table_size; i++)
+     * causal, 2 per fused variant, 16 blas, 8 decode, 6 low precision, 2
+     * per bf16 tensor path. */
+    int fused = 0, tensor = 0;
+    for (int i = 0; i < attn_variant_table_size; i++) {
         fused += attn_variant_table[i]->family == ATTN_FAMILY_ONLINE;
+        tensor += attn_variant_table[i]->roof != ATTN_ROOF_FMA;
+    }
     char *empty = report(NULL, 0), want[64];
     snprintf(want, sizeof want, "perf-targets: %s of 1 met (%d not measured)",
-             line_has(empty, "xsmm exp", OK) ? "1" : "0", 4 + 2 + 2 * fused + 16 + 8 + 6 + 20);
+             line_has(empty, "xsmm exp", OK) ? "1" : "0",
+             4 + 2 + 2 * fused + 16 + 8 + 6 + 2 * tensor + 20);
     CHECK(t, strstr(empty, want) != NULL, "the totals count every target: want '%s'\n%s", want,
           empty);
     free(empty);
@@ -665,6 +669,36 @@ static preset_cells list_cells(attn_perf_preset p, int all)
     return pc;
 }
 
+/* A bf16 tensor path against the fastest fused variant in f32: >= 1.8x
+ * for vdpbf16ps, from two rows timed apart, its % of its roof beside. */
+static void check_tensor(check_tally *t)
+{
+    static const attn_types bf16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
+    attn_result_row rows[8];
+    int n = 0;
+    rows[n++] = pre("avx512", 4096, 128, 0, 2, 1e8, 85.0);
+    rows[n++] = pre("avx2", 4096, 128, 0, 2, 2e8, 40.0); /* slower: not the one compared */
+    rows[n++] = typed(pre("avx512_bf16", 4096, 128, 0, 2, 5e7, 88.0), &bf16);
+    rows[n++] = pre("avx512", 4096, 64, 0, 2, 6e7, 75.0);
+    rows[n++] = typed(pre("avx512_bf16", 4096, 64, 0, 2, 4e7, 60.0), &bf16);
+    /* Its f32 row would not count: it takes no f32 (nor would one be fair). */
+    char *r = report(rows, n);
+    CHECK(t,
+          line_has(r, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads", OK) &&
+              line_says(r, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads",
+                        "2.00x (avx512: 50 vs 100 ms, apart; 88% of its roof)") &&
+              line_says(r, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads",
+                        "target >= 1.8x the best f32 variant"),
+          "2x the best f32 variant meets 1.8x, saying against whom\n%s", r);
+    CHECK(t, line_has(r, "avx512_bf16 vs f32, n=4096 h8 d64, 2 threads", MISS), "1.5x misses\n%s",
+          r);
+    free(r);
+    char *none = report(rows, 1);
+    CHECK(t, line_has(none, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads", NONE),
+          "no bf16 row: not measured\n%s", none);
+    free(none);
+}
+
 /* The variants that must run every target cell: the fused ones and blas,
  * all of them in the preset's default set. */
 static int must_run(const attn_variant *v)
@@ -672,9 +706,18 @@ static int must_run(const attn_variant *v)
     return v->family == ATTN_FAMILY_ONLINE || strcmp(v->name, "blas") == 0;
 }
 
-/* The cell once in the preset, run by every fused variant and blas. */
-static void want_cell(check_tally *t, const preset_cells *pc, int all, attn_shape s, int threads,
-                      const attn_types *types, attn_perf_pair pair)
+/* ... every cell in types the variant takes: a variant on a bf16 tensor
+ * path (no f32 K/V) runs the bf16 ones, and its f32 targets are not its. */
+static int must_run_in(const attn_variant *v, const attn_types *types)
+{
+    const attn_run_options opt = {*types, attn_variant_default_p_round(v)};
+    return must_run(v) && attn_variant_check_types(v, &opt, NULL, 0) == ATTN_OK;
+}
+
+/* The cell once in the preset, run by every fused variant and blas that
+ * takes its types. */
+static void want_cells(check_tally *t, const preset_cells *pc, int all, attn_shape s, int threads,
+                       const attn_types *types, attn_perf_pair pair, int tensor_only)
 {
     int found = 0, runs = 1;
     for (int i = 0; i < pc->n; i++)
@@ -685,7 +728,8 @@ static void want_cell(check_tally *t, const preset_cells *pc, int all, attn_shap
                   all, s.heads_q, s.heads_kv, s.n_q, s.d_k, s.causal, threads,
                   attn_dtype_axis_name(types), (int)pc->cases[i].pair, (int)pair);
             for (int v = 0; v < attn_variant_table_size; v++)
-                if (must_run(attn_variant_table[v]))
+                if (must_run_in(attn_variant_table[v], types) &&
+                    (!tensor_only || !attn_variant_takes_f32(attn_variant_table[v])))
                     runs &= attn_perf_case_runs(&pc->cases[i], attn_variant_table[v]);
         }
     CHECK(t, found == 1 && runs,
@@ -693,6 +737,29 @@ static void want_cell(check_tally *t, const preset_cells *pc, int all, attn_shap
           "%s %d time(s), run by every fused variant and blas: %d",
           all, s.heads_q, s.heads_kv, s.n_q, s.n_kv, s.d_k, s.causal, threads,
           attn_dtype_axis_name(types), found, runs);
+}
+
+static void want_cell(check_tally *t, const preset_cells *pc, int all, attn_shape s, int threads,
+                      const attn_types *types, attn_perf_pair pair)
+{
+    want_cells(t, pc, all, s, threads, types, pair, 0);
+}
+
+/* A cell only the bf16 tensor paths run (their own types' targets). */
+static void want_tensor_cell(check_tally *t, const preset_cells *pc, int all, attn_shape s,
+                             int threads, attn_perf_pair pair)
+{
+    static const attn_types bf16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
+    want_cells(t, pc, all, s, threads, &bf16, pair, 1);
+}
+
+/* How many variants take no f32 K/V (a bf16 tensor path). */
+static int tensor_variants(void)
+{
+    int n = 0;
+    for (int v = 0; v < attn_variant_table_size; v++)
+        n += !attn_variant_takes_f32(attn_variant_table[v]);
+    return n;
 }
 
 static attn_shape mha_shape(int n, int d, int causal)
@@ -743,6 +810,18 @@ static void preset_has_cells(check_tally *t, int all)
     want_cell(t, &pc, all, decode_shape(8, 32768), all, &BF16KV, f32);
     want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &BF16, f32);
     want_cell(t, &pc, all, mha_shape(4096, 128, 0), all, &F16, f32);
+    /* A bf16 tensor path's own cells: its 2-vs-1 (d64 paired; d128's
+     * all-thread cell is the low-precision one above) and its speed-up
+     * over the best f32 variant. */
+    if (tensor_variants() > 0) {
+        want_tensor_cell(t, &pc, all, mha_shape(4096, 64, 0), all, with_one);
+        if (all > 1) /* (at 1 thread: the low-precision cell above) */
+            want_tensor_cell(t, &pc, all, mha_shape(4096, 128, 0), 1, none);
+        want_tensor_cell(t, &pc, all, mha_shape(4096, 64, 0), 1, none);
+        if (all > 2)
+            for (int d = 64; d <= 128; d *= 2)
+                want_tensor_cell(t, &pc, all, mha_shape(4096, d, 0), 2, with_one);
+    }
     /* A twin is the same variant and shape at 1 thread, or in f32. */
     for (int i = 0; i < pc.n; i++) {
         attn_perf_case twin;
@@ -805,7 +884,7 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
               (c->threads == 1 ? 2.0 : 1.0);
         for (int v = 0; v < attn_variant_table_size; v++) {
             const attn_variant *var = attn_variant_table[v];
-            if (!must_run(var) || !attn_perf_case_runs(c, var))
+            if (!must_run_in(var, &c->types) || !attn_perf_case_runs(c, var))
                 continue;
             attn_result_row r = row(
                 var->name, s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k, s->causal, c->threads,
@@ -850,6 +929,7 @@ int main(int argc, char **argv)
     check_xsmm_exp(&t, expect_exp);
     check_peers(&t);
     check_low_precision(&t);
+    check_tensor(&t);
     const int alls[] = {1, 2, 3, 8};
     for (int i = 0; i < 4; i++) {
         preset_has_cells(&t, alls[i]);
