@@ -35,7 +35,7 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
 {
     attn_run_report report;
     char msg[300];
-    const attn_run_options opt = {c->types, ATTN_F32};
+    const attn_run_options opt = {c->types, attn_variant_default_p_round(c->variant)};
     omp_set_num_threads(c->threads);
     int rc = attn_run_variant_typed(c->variant, &c->shape, &opt, c->q, c->k, c->v, c->o, &report,
                                     msg, sizeof msg);
@@ -54,9 +54,10 @@ int matrix_check_cell(attn_perf_cell *c, int all, attn_result_row *row)
 void matrix_check_output(const attn_variant *judge, const attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row)
 {
-    /* The class of the run: its types, "P in f32" (what the cells ask for). */
-    attn_problem p =
-        attn_problem_make_typed(&c->shape, &c->types, ATTN_F32, c->q, c->k, c->v, NULL);
+    /* The class of the run: its types, the judge's default class ("P in
+     * f32", or the rounded one a variant built around it computes). */
+    attn_problem p = attn_problem_make_typed(
+        &c->shape, &c->types, attn_variant_default_p_round(judge), c->q, c->k, c->v, NULL);
     p.threads = threads;      /* rule A's r counts the run's threads */
     omp_set_num_threads(all); /* the reference itself may use every core */
     attn_err_stats st;

@@ -15,7 +15,8 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_perf_case *pc, size_
 {
     *workspace_bytes = 0;
     const attn_shape *s = &pc->shape;
-    attn_problem p = attn_problem_make_typed(s, &pc->types, ATTN_F32, NULL, NULL, NULL, NULL);
+    attn_problem p = attn_problem_make_typed(s, &pc->types, attn_variant_default_p_round(v), NULL,
+                                             NULL, NULL, NULL);
     p.threads = pc->threads;
     size_t bytes = 0;
     int ws_rc = attn_variant_workspace_typed(v, &p, &bytes);
@@ -27,7 +28,9 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_perf_case *pc, size_
         snprintf(why, cap, "needs %s", missing);
         return 1;
     }
-    const attn_run_options opt = {pc->types, ATTN_F32};
+    /* The class the public API runs the variant in (P in f32, or the
+     * rounded one of a variant built around it). */
+    const attn_run_options opt = {pc->types, attn_variant_default_p_round(v)};
     if (attn_variant_check_types(v, &opt, why, cap) != ATTN_OK)
         return 1; /* "variant blas does not take kv = bf16" */
     if (ws_rc != ATTN_OK) {
@@ -148,7 +151,8 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_pe
         memcpy((char *)c->v + i * c->v_stride, c->v, c->v_stride);
     }
     memset(c->o, 0, c->o_stride * (size_t)c->copies);
-    c->problem = attn_problem_make_typed(&c->shape, &c->types, ATTN_F32, c->q, c->k, c->v, c->o);
+    c->problem = attn_problem_make_typed(&c->shape, &c->types, attn_variant_default_p_round(v),
+                                         c->q, c->k, c->v, c->o);
     c->problem.threads = c->threads;
     if (attn_variant_workspace_typed(v, &c->problem, &c->workspace_bytes) != ATTN_OK) {
         snprintf(why, cap, "workspace size overflows");

@@ -9,6 +9,7 @@
 
 #include "attn.h"
 #include "cases.h"
+#include "dtype.h"
 #include "timer.h"
 #include "variant.h"
 
@@ -31,6 +32,24 @@ static size_t peak_rss_bytes(void)
     return (size_t)kib * 1024;
 }
 
+/* A tensor of `elems` elements of type t, filled in place without an f32
+ * copy first (that copy would stay in VmHWM): N(0,1) data for f32, for a
+ * narrow type a deterministic spread of small values (its memory is
+ * measured, not its numbers). */
+static void *make_tensor(const attn_case *c, int32_t t, size_t elems, float *f32, uint32_t seed)
+{
+    if (t == ATTN_F32)
+        return f32;
+    uint16_t *h = malloc(elems * sizeof *h);
+    for (size_t i = 0; h && i < elems; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float x = (float)(int32_t)(seed >> 8) * 0x1p-23f; /* [-1, 1) */
+        h[i] = t == ATTN_F16 ? attn_f32_to_f16(x) : attn_f32_to_bf16(x);
+    }
+    (void)c;
+    return h;
+}
+
 int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, attn_rss_result *out)
 {
     const attn_variant *v = attn_find_variant(variant);
@@ -38,26 +57,42 @@ int attn_rss_probe_run(const char *variant, int32_t n, int32_t d, int causal, at
         return ATTN_ENOTFOUND;
     if (!attn_variant_runnable(v))
         return ATTN_ENOTSUP;
+    /* The variant's own types: f32, or bf16 for one that takes no f32. */
+    const attn_types ty = attn_variant_default_types(v);
+    const attn_run_options opt = {ty, attn_variant_default_p_round(v)};
     attn_case c = {.shape = {1, 1, 1, n, n, d, d, causal ? 1 : 0, 0.0f}, .data = DATA_NORMAL};
     const size_t elems = (size_t)n * (size_t)d;
     memset(out, 0, sizeof *out);
-    out->input_bytes = 4 * elems * sizeof(float);
-    float *q = malloc(elems * sizeof(float)), *k = malloc(elems * sizeof(float));
-    float *vv = malloc(elems * sizeof(float)), *o = malloc(elems * sizeof(float));
+    out->input_bytes =
+        elems * (2 * attn_dtype_size(ty.kv) + attn_dtype_size(ty.q) + attn_dtype_size(ty.o));
+    const int all_f32 = attn_types_all_f32(&ty);
+    float *qf = all_f32 ? malloc(elems * sizeof(float)) : NULL;
+    float *kf = all_f32 ? malloc(elems * sizeof(float)) : NULL;
+    float *vf = all_f32 ? malloc(elems * sizeof(float)) : NULL;
+    attn_shape s = c.shape;
+    if (all_f32 && qf && kf && vf)
+        s = attn_case_fill(&c, 1, qf, kf, vf);
+    void *q = make_tensor(&c, ty.q, elems, qf, 1), *k = make_tensor(&c, ty.kv, elems, kf, 2);
+    void *vv = make_tensor(&c, ty.kv, elems, vf, 3);
+    void *o = malloc(elems * attn_dtype_size(ty.o));
     int rc = ATTN_ENOMEM;
     if (q && k && vv && o) {
-        attn_shape s = attn_case_fill(&c, 1, q, k, vv);
-        memset(o, 0, elems * sizeof(float)); /* resident, like the inputs */
+        memset(o, 0, elems * attn_dtype_size(ty.o)); /* resident, like the inputs */
         attn_run_report report;
         int64_t t0 = attn_now_ns();
-        rc = attn_run_variant(v, &s, q, k, vv, o, &report, NULL, 0);
+        rc = attn_run_variant_typed(v, &s, &opt, q, k, vv, o, &report, NULL, 0);
         out->seconds = (double)(attn_now_ns() - t0) * 1e-9;
         out->workspace_bytes = report.workspace_bytes;
     }
     out->peak_rss_bytes = peak_rss_bytes();
-    free(q);
-    free(k);
-    free(vv);
+    if (!all_f32) {
+        free(q);
+        free(k);
+        free(vv);
+    }
+    free(qf);
+    free(kf);
+    free(vf);
     free(o);
     return rc;
 }

@@ -62,7 +62,10 @@ int attn_variant_check_types(const attn_variant *var, const attn_run_options *op
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!(f[i].taken & ATTN_DTYPE_BIT(f[i].value))) {
             if (msg) {
-                if (i == 3)
+                if (i == 3 && f[i].value == ATTN_F32)
+                    snprintf(msg, cap, "variant %s does not compute the class \"P in f32\"",
+                             var->name);
+                else if (i == 3)
                     snprintf(msg, cap, "variant %s does not compute the class \"P rounded to %s\"",
                              var->name, attn_dtype_name(f[i].value));
                 else
