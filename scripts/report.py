@@ -12,6 +12,7 @@ README's folder), as written by plot.py.
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -153,12 +154,14 @@ def section_peaks(meta, rows):
         lines += ["", per_thread_table("memory bandwidth, GB/s", bandwidth)]
     if peak.get("exp_gelem_per_s"):
         lines += ["", per_thread_table("exp, Gelem/s", peak["exp_gelem_per_s"])]
-    return lines + paired_roof_ranges(rows)
+    return lines + paired_roof_ranges(rows, peak)
 
 
-def paired_roof_ranges(rows):
+def paired_roof_ranges(rows, peak=None):
     """The spread of the roofs measured beside the rows (roof_source = paired):
-    what a roof measured once would have hidden."""
+    what a roof measured once would have hidden. A compute roof nearer the
+    run's bf16 peak than its FMA peak (a bf16 tensor variant's) is a kind of
+    its own."""
     spans = {}
     for r in rows:
         if r.get("roof_source") != "paired" or r["status"] != "ok":
@@ -166,16 +169,31 @@ def paired_roof_ranges(rows):
         bw = r["limit"] == "bandwidth"
         value = r["peak_gbytes_per_s" if bw else "peak_gflops"]
         if ab.is_finite(value):
-            spans.setdefault((bw, r["threads"]), []).append(value)
+            kind = "read" if bw else compute_roof_kind(value, r["threads"], peak or {})
+            spans.setdefault((kind, r["threads"]), []).append(value)
     if not spans:
         return []
-    parts = [f"{'read' if bw else 'compute'} roof at {plural(t, 'thread')} "
-             f"{ab.fmt_num(min(v))}–{ab.fmt_num(max(v))} {'GB/s' if bw else 'GFLOP/s'} "
-             f"({plural(len(v), 'row')})" for (bw, t), v in sorted(spans.items())]
+    parts = [f"{kind} roof at {plural(t, 'thread')} "
+             f"{ab.fmt_num(min(v))}–{ab.fmt_num(max(v))} {'GB/s' if kind == 'read' else 'GFLOP/s'} "
+             f"({plural(len(v), 'row')})" for (kind, t), v in sorted(spans.items())]
     return ["", "These are the figures of the run's start. Each row's `% of peak` divides by "
             "its roof measured beside it instead (`roof_source` = `paired`: one pass of the "
             "roof's kernel per round of the row's calls, the median kept), which over this "
             "run spanned: " + "; ".join(parts) + "."]
+
+
+def compute_roof_kind(value, threads, peak):
+    """"FMA", or "bf16" when the run's start measured a bf16 peak at this
+    thread count nearer to `value` (on a log scale) than the best FMA peak."""
+    t = str(threads)
+    fma = max((v[t] for v in (peak.get("fma_gflops") or {}).values()
+               if ab.is_finite(v.get(t))), default=None)
+    bf16 = [v[t] for v in (peak.get("bf16_gflops") or {}).values() if ab.is_finite(v.get(t))]
+    if fma and bf16 and value > 0:
+        near = min(bf16, key=lambda b: abs(math.log(value / b)))
+        if abs(math.log(value / near)) < abs(math.log(value / fma)):
+            return "bf16"
+    return "FMA"
 
 
 def speedup_over(baseline_row, row):

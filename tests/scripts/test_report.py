@@ -174,10 +174,17 @@ class PairedRoofs(unittest.TestCase):
         rows.append({"roof_source": "run", "status": "ok", "limit": "fma", "threads": 1,
                      "peak_gbytes_per_s": 30.0, "peak_gflops": 10.0})
         text = " ".join(report.paired_roof_ranges(rows))
-        self.assertIn("compute roof at 1 thread 244–244 GFLOP/s (1 row)", text)
+        self.assertIn("FMA roof at 1 thread 244–244 GFLOP/s (1 row)", text)
         self.assertIn("read roof at 2 threads 35.2–47.9 GB/s (3 rows)", text)
         self.assertNotIn("10", text.split("spanned:")[1])
         self.assertEqual(report.paired_roof_ranges(rows[4:]), [])
+        # A bf16 tensor variant's roof (near the run's bf16 peak) is its own kind.
+        rows.append({"roof_source": "paired", "status": "ok", "limit": "fma", "threads": 1,
+                     "peak_gbytes_per_s": 30.0, "peak_gflops": 520.0})
+        peak = {"fma_gflops": {"avx512": {"1": 257.0}}, "bf16_gflops": {"avx512_bf16": {"1": 514.0}}}
+        text = " ".join(report.paired_roof_ranges(rows, peak))
+        self.assertIn("FMA roof at 1 thread 244–244 GFLOP/s (1 row)", text)
+        self.assertIn("bf16 roof at 1 thread 520–520 GFLOP/s (1 row)", text)
 
 
 if __name__ == "__main__":
