@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The targets' figures, each named once; README's table "Performance on
- * this machine" states the same. */
+/* The targets' figures, each named once; README's tables under
+ * "Performance" state the same. */
 static const double prefill_pct_d128 = 85, prefill_pct_d64 = 80; /* % of the FMA roof */
 static const double causal_speedup = 1.9;                        /* non-causal time / causal time */
 static const double threads_speedup = 1.9;                       /* 1-thread time / 2-thread time */
