@@ -190,20 +190,21 @@ FLASH_INLINE void group_columns(const flash_tile *t, int32_t j0, int32_t nb, con
 
 /* One key block of a tile of nv row vectors: scores, softmax, P·V. The
  * prefetch plan is the driver's (flash_driver.h: this block's V during its
- * Q·Kᵀ, the next block's K during its P·V). */
+ * Q·Kᵀ, the next block's K during its P·V; staged, the next block's narrow
+ * K and V). */
 FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
                              const int masked)
 {
     vec_f bmax[FLASH_MAX_VECTORS], alpha[FLASH_MAX_VECTORS];
-    flash_prefetch pv = flash_prefetch_this_v(t, j0, nb);
-    flash_prefetch pk = flash_prefetch_next_k(t, j0, nb);
-    block_scores(t, j0, nb, nv, masked, bmax, &pv);
+    flash_prefetch in_scores = flash_prefetch_during_scores(t, j0, nb);
+    flash_prefetch in_pv = flash_prefetch_during_pv(t, j0, nb);
+    block_scores(t, j0, nb, nv, masked, bmax, &in_scores);
     int rescale = block_softmax(t, nb, nv, bmax, alpha);
     int v0 = 0;
     for (; v0 + GROUP <= nv; v0 += GROUP)
-        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &pk);
+        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &in_pv);
     if (v0 < nv)
-        group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, &pk);
+        group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, &in_pv);
 }
 
 /* The instances and their table, flash_blocks. */

@@ -1,0 +1,129 @@
+/* The block kernels' prefetch plan (flash_driver.h): which lines a tile
+ * asks for during a block's Q·Kᵀ and during its P·V. Read in place (f32
+ * K/V), this block's V rows and the next block's K rows; staged (f16/bf16
+ * K/V widened per block), the next block's narrow K and V rows of the
+ * caller's tensors, since the staged block itself is already in cache.
+ * Each plan must name every line its rows touch and no line outside them,
+ * nothing past the tile's last key, and nothing of the staged copy. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "flash_driver.h"
+
+/* Lines [first, last] that bytes [at, at + n) touch. */
+typedef struct line_span {
+    uintptr_t first, last;
+} line_span;
+
+static line_span span_of(const char *at, size_t n)
+{
+    return (line_span){(uintptr_t)at / 64, ((uintptr_t)at + n - 1) / 64};
+}
+
+/* The plan walked to its end, as flash_prefetch_step would: the lines it
+ * names must be exactly `want` (n = 0: none). */
+static void check_plan(check_tally *t, flash_prefetch pf, const char *at, size_t n, const char *ctx,
+                       const char *rows)
+{
+    char what[200];
+    snprintf(what, sizeof what, "%s, %s", ctx, rows);
+    if (n == 0) {
+        CHECK(t, pf.lines == 0, "%s: %d lines for no rows", what, pf.lines);
+        return;
+    }
+    line_span want = span_of(at, n);
+    CHECK(t, (uintptr_t)pf.at % 64 == 0, "%s: starts %zu bytes into a line", what,
+          (size_t)((uintptr_t)pf.at % 64));
+    CHECK(t, (uintptr_t)pf.at / 64 == want.first, "%s: first line %+lld from the rows' first", what,
+          (long long)((uintptr_t)pf.at / 64) - (long long)want.first);
+    CHECK(t, pf.lines >= 0 && (uintptr_t)pf.lines == want.last - want.first + 1,
+          "%s: %d lines for rows spanning %zu", what, pf.lines,
+          (size_t)(want.last - want.first + 1));
+}
+
+typedef struct tensors {
+    float *kbuf, *vbuf;  /* a staged block (f32) */
+    char *k_src, *v_src; /* the caller's K and V of the head */
+} tensors;
+
+/* One tile over keys [0, kv_end) in blocks of kv_block, each block's plans. */
+static void check_tile(check_tally *t, const tensors *ts, int32_t type, int32_t d_k, int32_t d_v,
+                       int32_t kv_block, int32_t kv_end)
+{
+    const size_t elem = attn_dtype_size(type);
+    const int staged = type != ATTN_F32;
+    char what[120];
+    for (int32_t j0 = 0; j0 < kv_end; j0 += kv_block) {
+        const int32_t nb = kv_end - j0 < kv_block ? kv_end - j0 : kv_block;
+        const int32_t after = kv_end - (j0 + nb);
+        const int32_t next = after < kv_block ? after : kv_block;
+        flash_tile tile = {.d_k = d_k,
+                           .d_v = d_v,
+                           .kv_block = kv_block,
+                           .kv_begin = 0,
+                           .kv_end = kv_end,
+                           .k = staged ? ts->kbuf : (const float *)ts->k_src,
+                           .v = staged ? ts->vbuf : (const float *)ts->v_src,
+                           .kv_row0 = staged ? j0 : 0,
+                           .staged = staged,
+                           .k_src = ts->k_src,
+                           .v_src = ts->v_src,
+                           .kv_type = type};
+        flash_prefetch in_scores = flash_prefetch_during_scores(&tile, j0, nb);
+        flash_prefetch in_pv = flash_prefetch_during_pv(&tile, j0, nb);
+        snprintf(what, sizeof what, "type %d d_k %d d_v %d block %d keys %d j0 %d", (int)type,
+                 (int)d_k, (int)d_v, (int)kv_block, (int)kv_end, (int)j0);
+        if (staged) {
+            check_plan(t, in_scores, ts->k_src + (size_t)(j0 + nb) * d_k * elem,
+                       (size_t)next * d_k * elem, what, "Q.K^T: the next block's narrow K");
+            check_plan(t, in_pv, ts->v_src + (size_t)(j0 + nb) * d_v * elem,
+                       (size_t)next * d_v * elem, what, "P.V: the next block's narrow V");
+        } else {
+            check_plan(t, in_scores, ts->v_src + (size_t)j0 * d_v * 4, (size_t)nb * d_v * 4, what,
+                       "Q.K^T: this block's V");
+            check_plan(t, in_pv, ts->k_src + (size_t)(j0 + nb) * d_k * 4, (size_t)next * d_k * 4,
+                       what, "P.V: the next block's K");
+        }
+    }
+}
+
+int main(void)
+{
+    check_tally t = {0};
+    enum { MAX_KEYS = 700, MAX_D = 257 };
+    tensors ts;
+    /* One byte off a line: a row's start falls anywhere in its line. */
+    char *k_mem = malloc((size_t)MAX_KEYS * MAX_D * 4 + 65);
+    char *v_mem = malloc((size_t)MAX_KEYS * MAX_D * 4 + 65);
+    ts.kbuf = malloc((size_t)MAX_KEYS * MAX_D * 4);
+    ts.vbuf = malloc((size_t)MAX_KEYS * MAX_D * 4);
+    if (!k_mem || !v_mem || !ts.kbuf || !ts.vbuf)
+        return 2;
+    const int32_t types[] = {ATTN_F32, ATTN_F16, ATTN_BF16};
+    const int32_t dims[][2] = {{1, 1}, {3, 5}, {64, 64}, {80, 80}, {96, 64}, {128, 128}, {257, 3}};
+    const int32_t blocks[] = {1, 6, 48, 64, 144};
+    const int32_t ends[] = {1, 47, 48, 49, 333, 700};
+    const size_t offsets[] = {0, 2, 4, 62};
+    for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+        uintptr_t k_line = ((uintptr_t)k_mem + 63) / 64 * 64,
+                  v_line = ((uintptr_t)v_mem + 63) / 64 * 64;
+        ts.k_src = k_mem + (k_line - (uintptr_t)k_mem) + offsets[o];
+        ts.v_src = v_mem + (v_line - (uintptr_t)v_mem) + offsets[o];
+        for (size_t ty = 0; ty < 3; ty++)
+            for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+                for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+                    for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+                        if (types[ty] == ATTN_F32 && offsets[o] % 4)
+                            continue; /* f32 rows are 4-byte aligned */
+                        check_tile(&t, &ts, types[ty], dims[d][0], dims[d][1], blocks[b], ends[e]);
+                    }
+    }
+    free(k_mem);
+    free(v_mem);
+    free(ts.kbuf);
+    free(ts.vbuf);
+    return check_report("test_prefetch_plan", &t);
+}
