@@ -213,6 +213,16 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     }
 }
 
+/* Which twin a paired variant row was timed with (perf_cases.h). */
+static const char *twin_words(const attn_result_row *r)
+{
+    if (r->paired_threads != r->threads)
+        return "its 1-thread twin's speed";
+    if (r->shape.causal && strstr(r->paired_case, "causal=0"))
+        return "its non-causal twin's speed";
+    return "its f32 twin's speed";
+}
+
 void matrix_print_row(const attn_result_row *r)
 {
     char time[32] = "-", rate[48] = "";
@@ -239,8 +249,7 @@ void matrix_print_row(const attn_result_row *r)
     if (r->kind == ATTN_ROW_VARIANT && isfinite(r->paired_time_ns_median) &&
         r->status == ATTN_ROW_OK)
         printf("  %.2fx %s (alternating rounds)", r->paired_time_ns_median / r->time_ns_median,
-               r->paired_threads != r->threads ? "its 1-thread twin's speed"
-                                               : "its f32 twin's speed");
+               twin_words(r));
     if (r->status != ATTN_ROW_OK)
         printf("  %s: %s", attn_row_status_name(r->status), r->reason);
     if (r->roof_exceeded)

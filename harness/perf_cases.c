@@ -107,7 +107,8 @@ static void push_one(case_builder *b, const attn_shape *s, int threads, const at
 {
     attn_perf_pair pair = b->pair;
     if ((pair == ATTN_PAIR_ONE_THREAD && threads < 2) ||
-        (pair == ATTN_PAIR_F32 && attn_types_all_f32(types)))
+        (pair == ATTN_PAIR_F32 && attn_types_all_f32(types)) ||
+        (pair == ATTN_PAIR_NON_CAUSAL && !s->causal))
         pair = ATTN_PAIR_NONE;
     if (b->n < b->cap)
         b->out[b->n] = (attn_perf_case){*s, threads, *types, includes, pair};
@@ -130,6 +131,8 @@ int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin)
     twin->pair = ATTN_PAIR_NONE;
     if (c->pair == ATTN_PAIR_ONE_THREAD)
         twin->threads = 1;
+    else if (c->pair == ATTN_PAIR_NON_CAUSAL)
+        twin->shape.causal = 0;
     else
         twin->types = f32;
     return 1;
@@ -334,8 +337,10 @@ static void targets(case_builder *b)
             push_row(b, mha(8, 4096, d, 0), d == 128 ? T_ONE_TWO : T_ONE_TWO_ALL, &BF16, 1,
                      takes_no_f32);
         }
-        b->pair = ATTN_PAIR_NONE;
+        /* The causal cell with its own non-causal twin: the causal target. */
+        b->pair = ATTN_PAIR_NON_CAUSAL;
         push(b, mha(8, 4096, d, 1), T_ALL);
+        b->pair = ATTN_PAIR_NONE;
     }
     quick_prefill(b, T_ALL);
     /* Decode against KV caches of 4096..32768, GQA 32/8 and MHA 32/32: the
@@ -354,11 +359,13 @@ static void targets(case_builder *b)
 
 static void test(case_builder *b)
 {
-    /* Its all-thread cell with its 1-thread twin: the pairing under test. */
+    /* Its all-thread cell with its 1-thread twin, its causal cells with
+     * their non-causal twins: the pairings under test. */
     b->pair = ATTN_PAIR_ONE_THREAD;
     push(b, mha(2, 64, 32, 0), T_ONE_AND_ALL);
-    b->pair = ATTN_PAIR_NONE;
+    b->pair = ATTN_PAIR_NON_CAUSAL;
     push(b, mha(2, 64, 32, 1), T_ONE_AND_ALL);
+    b->pair = ATTN_PAIR_NONE;
     push(b, grouped(4, 2, 1, 256, 32, 0), T_ONE_AND_ALL);
 }
 

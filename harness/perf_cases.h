@@ -21,12 +21,14 @@ typedef enum attn_perf_preset {
 } attn_perf_preset;
 
 /* A ratio a preset reports, timed as one: the cell in alternating rounds
- * with its twin (the same variant and shape at 1 thread, or in f32), so a
- * drift of a shared machine hits both sides of the ratio alike. */
+ * with its twin (the same variant and shape at 1 thread, in f32, or
+ * without the causal mask), so a drift of a shared machine hits both sides
+ * of the ratio alike. */
 typedef enum attn_perf_pair {
     ATTN_PAIR_NONE,       /* timed alone */
     ATTN_PAIR_ONE_THREAD, /* with its 1-thread twin (only a cell at 2 or more threads) */
     ATTN_PAIR_F32,        /* with its f32 twin (only a cell not all f32) */
+    ATTN_PAIR_NON_CAUSAL, /* with its non-causal twin (only a causal cell) */
 } attn_perf_pair;
 
 typedef struct attn_perf_case {

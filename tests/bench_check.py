@@ -56,7 +56,8 @@ SHAPE_KEYS = [("batch", "B"), ("heads_q", "Hq"), ("heads_kv", "Hkv"), ("n_q", "n
 
 def check_pair(row, name):
     """A row timed with its twin names it whole: the same variant and shape
-    at 1 thread (the row at 2 or more), or in f32 (the row in other types);
+    at 1 thread (the row at 2 or more), in f32 (the row in other types), or
+    without the causal mask (a causal row);
     a row timed alone has all four paired columns empty."""
     keys = ("paired_variant", "paired_time_ns_median", "paired_case", "paired_threads")
     have = [bool(row[k]) for k in keys]
@@ -70,13 +71,15 @@ def check_pair(row, name):
     if row["paired_variant"] != row["variant"]:
         fail(f"{name}: paired with variant {row['paired_variant']}, not itself")
     f32_case = row["case"].split(",q=")[0]
+    same_threads = int(row["paired_threads"]) == int(row["threads"])
     one_thread = (int(row["paired_threads"]) == 1 and int(row["threads"]) > 1
                   and row["paired_case"] == row["case"])
-    in_f32 = (int(row["paired_threads"]) == int(row["threads"]) and f32_case != row["case"]
-              and row["paired_case"] == f32_case)
-    if not (one_thread or in_f32):
+    in_f32 = same_threads and f32_case != row["case"] and row["paired_case"] == f32_case
+    non_causal = (same_threads and ",causal=1" in row["case"]
+                  and row["paired_case"] == row["case"].replace(",causal=1", ",causal=0"))
+    if not (one_thread or in_f32 or non_causal):
         fail(f"{name}: paired with {row['paired_case']} at {row['paired_threads']} threads: "
-             "neither its 1-thread twin nor its f32 twin")
+             "neither its 1-thread twin, its f32 twin nor its non-causal twin")
     return True
 
 

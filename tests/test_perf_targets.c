@@ -234,6 +234,26 @@ static void check_prefill_roof(check_tally *t)
     free(over);
 }
 
+/* Row r as timed in alternating rounds with the same variant's cell of
+ * shape s in `types` at `threads`, which took twin_ns there. */
+static attn_result_row paired_as(attn_result_row r, const attn_shape *s, const attn_types *types,
+                                 int threads, double twin_ns)
+{
+    attn_case c = {.shape = *s, .data = DATA_NORMAL, .types = *types};
+    attn_case_name(r.variant, &c, r.paired_case, sizeof r.paired_case);
+    snprintf(r.paired_variant, sizeof r.paired_variant, "%s", r.variant);
+    r.paired_threads = threads;
+    r.paired_time_ns_median = twin_ns;
+    return r;
+}
+
+/* The same with its own shape (a 1-thread or f32 twin). */
+static attn_result_row paired_with(attn_result_row r, const attn_types *types, int threads,
+                                   double twin_ns)
+{
+    return paired_as(r, &r.shape, types, threads, twin_ns);
+}
+
 /* Causal >= 1.9x non-causal (1.8x met the old target, misses now). */
 static void check_causal(check_tally *t)
 {
@@ -246,7 +266,9 @@ static void check_causal(check_tally *t)
     char *r = report(rows, n);
     const char *d128 = "causal vs non-causal n=4096 h8 d128, 2 threads",
                *d64 = "causal vs non-causal n=4096 h8 d64, 2 threads";
-    CHECK(t, line_has(r, d128, OK) && line_says(r, d128, "2.00x (avx2 causal vs xsmm non-causal)"),
+    CHECK(t,
+          line_has(r, d128, OK) &&
+              line_says(r, d128, "2.00x (avx2 causal vs xsmm non-causal, apart)"),
           "2.00x meets 1.9x, saying who\n%s", r);
     CHECK(t, line_has(r, d64, MISS), "1.80x misses 1.9x\n%s", r);
     CHECK(t, line_says(r, d64, "target >= 1.9x"), "the target\n%s", r);
@@ -257,9 +279,27 @@ static void check_causal(check_tally *t)
     char *none = report(rows, 1); /* the non-causal d128 row only */
     CHECK(t, line_has(none, d128, NONE) && line_has(none, d64, NONE),
           "no causal row: not measured\n%s", none);
+    /* In the same rounds as its own non-causal twin: that ratio decides
+     * (1.5x apart, 1.95x paired); a pair with another twin does not. */
+    static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    attn_result_row pair[4];
+    pair[0] = pre("avx2", 4096, 128, 0, 2, 1.5e8, 60.0);
+    pair[1] = paired_as(pre("avx2", 4096, 128, 1, 2, 1e8, 60.0), &pair[0].shape, &F32, 2, 1.95e8);
+    pair[2] = pre("avx2", 4096, 64, 0, 2, 2e8, 60.0);
+    pair[3] = paired_as(pre("avx2", 4096, 64, 1, 2, 1e8, 60.0), &pair[2].shape, &F32, 1, 1.5e8);
+    char *paired = report(pair, 4);
+    CHECK(t,
+          line_has(paired, d128, OK) &&
+              line_says(paired, d128, "1.95x (avx2 causal vs its non-causal, paired)"),
+          "the causal row's rounds with its non-causal twin decide\n%s", paired);
+    CHECK(t,
+          line_has(paired, d64, OK) && line_says(paired, d64, "2.00x") &&
+              line_says(paired, d64, "apart"),
+          "a pair at another thread count is not its twin: the rows decide\n%s", paired);
     free(r);
     free(over);
     free(none);
+    free(paired);
 }
 
 /* Every fused variant at 2 threads >= 1.9x its own 1-thread speed; the
@@ -317,19 +357,6 @@ static void check_two_threads(check_tally *t)
     free(four);
     free(no_two);
     free(over);
-}
-
-/* Row r as timed in alternating rounds with the same variant's cell in
- * `types` at `threads`, which took twin_ns there. */
-static attn_result_row paired_with(attn_result_row r, const attn_types *types, int threads,
-                                   double twin_ns)
-{
-    attn_case c = {.shape = r.shape, .data = DATA_NORMAL, .types = *types};
-    attn_case_name(r.variant, &c, r.paired_case, sizeof r.paired_case);
-    snprintf(r.paired_variant, sizeof r.paired_variant, "%s", r.variant);
-    r.paired_threads = threads;
-    r.paired_time_ns_median = twin_ns;
-    return r;
 }
 
 /* A ratio target takes the ratio of one row's alternating rounds with its
@@ -791,10 +818,11 @@ static void preset_has_cells(check_tally *t, int all)
     /* The ratio targets' cells are timed with their twins (2 or more
      * threads with 1; a narrow type with f32); the others alone. */
     const attn_perf_pair none = ATTN_PAIR_NONE, f32 = ATTN_PAIR_F32,
+                         non_causal = ATTN_PAIR_NON_CAUSAL,
                          with_one = all >= 2 ? ATTN_PAIR_ONE_THREAD : ATTN_PAIR_NONE;
     for (int d = 64; d <= 128; d *= 2) {
         want_cell(t, &pc, all, mha_shape(4096, d, 0), all, &F32, with_one);
-        want_cell(t, &pc, all, mha_shape(4096, d, 1), all, &F32, none);
+        want_cell(t, &pc, all, mha_shape(4096, d, 1), all, &F32, non_causal);
         want_cell(t, &pc, all, mha_shape(4096, d, 0), 1, &F32, none);
         if (all >= 2)
             want_cell(t, &pc, all, mha_shape(4096, d, 0), 2, &F32, with_one);
@@ -822,17 +850,22 @@ static void preset_has_cells(check_tally *t, int all)
             for (int d = 64; d <= 128; d *= 2)
                 want_tensor_cell(t, &pc, all, mha_shape(4096, d, 0), 2, with_one);
     }
-    /* A twin is the same variant and shape at 1 thread, or in f32. */
+    /* A twin is the same variant and shape at 1 thread, in f32, or (a
+     * causal cell) without the mask. */
     for (int i = 0; i < pc.n; i++) {
         attn_perf_case twin;
         if (!attn_perf_twin(&pc.cases[i], &twin))
             continue;
-        const int one = pc.cases[i].pair == ATTN_PAIR_ONE_THREAD;
+        const attn_perf_pair kind = pc.cases[i].pair;
+        const int one = kind == ATTN_PAIR_ONE_THREAD, open = kind == ATTN_PAIR_NON_CAUSAL;
+        attn_shape want = pc.cases[i].shape;
+        if (open)
+            want.causal = 0;
         CHECK(t,
-              same_cell(&twin, &pc.cases[i].shape, one ? 1 : pc.cases[i].threads,
-                        one ? &pc.cases[i].types : &F32) &&
-                  twin.pair == ATTN_PAIR_NONE,
-              "all=%d: cell %d's twin is itself at 1 thread or in f32", all, i);
+              same_cell(&twin, &want, one ? 1 : pc.cases[i].threads,
+                        one || open ? &pc.cases[i].types : &F32) &&
+                  twin.pair == ATTN_PAIR_NONE && (!open || pc.cases[i].shape.causal),
+              "all=%d: cell %d's twin is itself at 1 thread, in f32 or non-causal", all, i);
     }
 
     /* Whatever quick's prefill grid becomes, perf-targets follows it. */
