@@ -1,11 +1,15 @@
 /* flash_driver.c — tiles, threads, the state's start and finish, and the
  * flash-decoding merge for the online-softmax variants (see flash_driver.h).
- * Portable C: the vectorised work is the kernel's. */
+ * Portable C: the vectorised work is the kernel's, and the tiles'
+ * transposes and type conversions are chosen at run time (transpose.h,
+ * dtype.h). */
 #include "flash_driver.h"
 
 #include <math.h>
 #include <omp.h>
 #include <string.h>
+
+#include "transpose.h"
 
 typedef struct flash_plan {
     int64_t rows_per_head;  /* n_q · group: tile rows of one (batch, K/V head) */
@@ -205,6 +209,51 @@ static void row_source(const attn_problem *p, const task_rows *t, int32_t r, int
  * instructions an element (callgrind, n = 512: pack and finish 6x f32's). */
 enum { ROW_CHUNK = 256 };
 
+/* Rows of a tile moved through the vector transposes at once (transpose.h). */
+enum { ROW_BLOCK = 16 };
+
+/* The tile's queries transposed, qt[c][r] = Q row r's element c: up to
+ * ROW_BLOCK rows at a time widened into a buffer, then transposed in the
+ * ISA's vectors (f32 rows of one head, MHA, straight from Q); the sign of
+ * a negative scale folded in afterwards (the same multiplication by -1 of
+ * each element as one at a time). */
+static void pack_transposed(const attn_problem *p, const flash_plan *pl, const task_rows *t,
+                            float sign, float *qt)
+{
+    const int32_t d_k = p->shape.d_k, rows = pl->rows;
+    const attn_widen_fn widen = attn_widen_best();
+    const attn_transpose_fn transpose = attn_transpose_best();
+    const int direct = p->group == 1 && p->types.q == ATTN_F32;
+    if (t->nvalid < rows) /* padding rows are zero */
+        memset(qt, 0, sizeof(float) * (size_t)d_k * rows);
+    for (int32_t r0 = 0; r0 < t->nvalid; r0 += ROW_BLOCK) {
+        const int32_t n_r = t->nvalid - r0 < ROW_BLOCK ? t->nvalid - r0 : ROW_BLOCK;
+        for (int32_t c0 = 0; c0 < d_k; c0 += ROW_CHUNK) {
+            float buf[ROW_BLOCK][ROW_CHUNK];
+            const int32_t n_c = d_k - c0 < ROW_CHUNK ? d_k - c0 : ROW_CHUNK;
+            float *dst = qt + (size_t)c0 * rows + r0;
+            if (direct) { /* consecutive f32 rows of one head: no copy */
+                int32_t i, h;
+                row_source(p, t, r0, &i, &h);
+                const float *q = (const float *)attn_q_head(p, t->b, h) + (size_t)i * d_k + c0;
+                transpose(q, (size_t)d_k, dst, (size_t)rows, n_r, n_c, NULL);
+                continue;
+            }
+            for (int32_t r = 0; r < n_r; r++) {
+                int32_t i, h;
+                row_source(p, t, r0 + r, &i, &h);
+                const void *q = attn_q_head(p, t->b, h);
+                widen(attn_elem_at(q, p->types.q, (size_t)i * d_k + c0), p->types.q, buf[r],
+                      (size_t)n_c);
+            }
+            transpose(&buf[0][0], ROW_CHUNK, dst, (size_t)rows, n_r, n_c, NULL);
+        }
+    }
+    if (sign < 0.0f)
+        for (size_t e = 0; e < (size_t)d_k * rows; e++)
+            qt[e] = sign * qt[e];
+}
+
 /* Packs the tile's queries (transposed, or row-major for few) and the keys
  * each row sees; returns the most keys any row sees. */
 static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t, float *qt,
@@ -212,21 +261,26 @@ static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task
 {
     const int32_t d_k = p->shape.d_k, rows = pl->rows;
     const float sign = p->scale < 0.0f ? -1.0f : 1.0f;
-    const attn_widen_fn widen = attn_widen_best();
     int32_t hi = 0, lo = INT32_MAX;
-    /* Padding rows (and a row-major row's columns past d_k) are zero. */
-    memset(qt, 0, sizeof(float) * (pl->few ? (size_t)pl->ld : (size_t)d_k) * rows);
+    if (pl->few) {
+        const attn_widen_fn widen = attn_widen_best();
+        /* Padding rows and a row's columns past d_k are zero. */
+        memset(qt, 0, sizeof(float) * (size_t)pl->ld * rows);
+        for (int32_t r = 0; r < t->nvalid; r++) {
+            int32_t i, h;
+            row_source(p, t, r, &i, &h);
+            float *row = qt + (size_t)r * pl->q_rs;
+            widen(attn_elem_at(attn_q_head(p, t->b, h), p->types.q, (size_t)i * d_k), p->types.q,
+                  row, (size_t)d_k);
+            for (int32_t c = 0; c < d_k; c++)
+                row[c] = sign * row[c];
+        }
+    } else {
+        pack_transposed(p, pl, t, sign, qt);
+    }
     for (int32_t r = 0; r < t->nvalid; r++) {
         int32_t i, h;
         row_source(p, t, r, &i, &h);
-        const void *q = attn_q_head(p, t->b, h);
-        for (int32_t c0 = 0; c0 < d_k; c0 += ROW_CHUNK) {
-            float row[ROW_CHUNK];
-            const int32_t n = d_k - c0 < ROW_CHUNK ? d_k - c0 : ROW_CHUNK;
-            widen(attn_elem_at(q, p->types.q, (size_t)i * d_k + c0), p->types.q, row, (size_t)n);
-            for (int32_t c = 0; c < n; c++)
-                qt[r * pl->q_rs + (c0 + c) * pl->q_ts] = sign * row[c];
-        }
         seen[r] = attn_keys_seen(&p->shape, i);
         hi = seen[r] > hi ? seen[r] : hi;
         lo = seen[r] < lo ? seen[r] : lo;
@@ -246,45 +300,54 @@ static void init_state(const flash_plan *pl, float *state)
     memset(state + pl->acc_at, 0, sizeof(float) * (pl->state_floats - pl->acc_at)); /* acc */
 }
 
-/* acc / l in place, every row (a padding row's quotient is never read),
- * the loops along acc's contiguous axis so that they vectorise: the same
- * division of each element as one at a time. */
-static void divide_by_l(const flash_plan *pl, int32_t d_v, const float *l, float *acc)
-{
-    if (pl->acc_cs == 1) { /* row-major (few) */
-        for (int32_t r = 0; r < pl->rows; r++)
-            for (int32_t c = 0; c < d_v; c++)
-                acc[r * pl->acc_rs + c] /= l[r];
-    } else {
-        for (int32_t c = 0; c < d_v; c++)
-            for (int32_t r = 0; r < pl->rows; r++)
-                acc[c * pl->acc_cs + r] /= l[r];
-    }
-}
-
-/* O row = acc / l; a row that sees no key is exactly +0. The tile's state
- * is spent: acc holds the quotients afterwards. */
+/* O row = acc / l; a row that sees no key is exactly +0. Up to ROW_BLOCK
+ * rows at a time: divided (and transposed, in the ISA's vectors,
+ * transpose.h) into a buffer, then narrowed into O; f32 rows of one head
+ * (MHA) straight into O. The same division of each element either way. */
 static void finish_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t,
                         const int32_t *seen, float *state)
 {
     const int32_t d_v = p->shape.d_v;
+    const float *l = state + pl->rows;
     float *acc = state + pl->acc_at;
-    divide_by_l(pl, d_v, state + pl->rows, acc);
     const attn_narrow_fn narrow = attn_narrow_best();
-    for (int32_t r = 0; r < t->nvalid; r++) {
-        int32_t i, h;
-        row_source(p, t, r, &i, &h);
-        void *o = attn_elem_at_mut(attn_o_head(p, t->b, h), p->types.o, (size_t)i * d_v);
-        if (seen[r] == 0) {
-            memset(o, 0, attn_dtype_size(p->types.o) * (size_t)d_v); /* +0 in any type */
-            continue;
-        }
+    const attn_transpose_fn transpose = attn_transpose_best();
+    const int direct = pl->acc_cs != 1 && p->group == 1 && p->types.o == ATTN_F32;
+    for (int32_t r0 = 0; r0 < t->nvalid; r0 += ROW_BLOCK) {
+        const int32_t n_r = t->nvalid - r0 < ROW_BLOCK ? t->nvalid - r0 : ROW_BLOCK;
         for (int32_t c0 = 0; c0 < d_v; c0 += ROW_CHUNK) {
-            float row[ROW_CHUNK];
-            const int32_t n = d_v - c0 < ROW_CHUNK ? d_v - c0 : ROW_CHUNK;
-            for (int32_t c = 0; c < n; c++)
-                row[c] = acc[r * pl->acc_rs + (c0 + c) * pl->acc_cs];
-            narrow(row, p->types.o, attn_elem_at_mut(o, p->types.o, (size_t)c0), (size_t)n);
+            float buf[ROW_BLOCK][ROW_CHUNK];
+            const int32_t n_c = d_v - c0 < ROW_CHUNK ? d_v - c0 : ROW_CHUNK;
+            if (direct) { /* consecutive f32 rows of one head: no copy */
+                int32_t i, h;
+                row_source(p, t, r0, &i, &h);
+                float *o = (float *)attn_o_head(p, t->b, h) + (size_t)i * d_v + c0;
+                transpose(acc + (size_t)c0 * pl->acc_cs + r0, pl->acc_cs, o, (size_t)d_v, n_c, n_r,
+                          l + r0);
+                for (int32_t r = 0; r < n_r; r++)
+                    if (seen[r0 + r] == 0) /* 0 / 0 above: +0 instead */
+                        memset(o + (size_t)r * d_v, 0, sizeof(float) * (size_t)n_c);
+                continue;
+            }
+            if (pl->acc_cs == 1) { /* row-major (few) */
+                for (int32_t r = 0; r < n_r; r++)
+                    for (int32_t c = 0; c < n_c; c++)
+                        buf[r][c] =
+                            acc[(size_t)(r0 + r) * pl->acc_rs + (size_t)(c0 + c)] / l[r0 + r];
+            } else {
+                transpose(acc + (size_t)c0 * pl->acc_cs + r0, pl->acc_cs, &buf[0][0], ROW_CHUNK,
+                          n_c, n_r, l + r0);
+            }
+            for (int32_t r = 0; r < n_r; r++) {
+                int32_t i, h;
+                row_source(p, t, r0 + r, &i, &h);
+                void *o =
+                    attn_elem_at_mut(attn_o_head(p, t->b, h), p->types.o, (size_t)i * d_v + c0);
+                if (seen[r0 + r] == 0) /* +0 in any type */
+                    memset(o, 0, attn_dtype_size(p->types.o) * (size_t)n_c);
+                else
+                    narrow(buf[r], p->types.o, o, (size_t)n_c);
+            }
         }
     }
 }

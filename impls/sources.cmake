@@ -12,6 +12,9 @@ set(ATTN_SOURCES
   impls/exp_avx2.c
   impls/exp_avx512.c
   impls/widen_f16c.c
+  impls/transpose.c
+  impls/transpose_avx2.c
+  impls/transpose_avx512.c
 )
 # The judge (reference/): its own library, built from include/attn.h and its
 # own headers only. The harness and tests use all of it; libattn.so links
@@ -37,6 +40,9 @@ set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # avx2's decode kernel also reads f16 K/V (F16C, used only when present).
 set_source_files_properties(impls/flash_avx2_decode.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+# The flash driver's tile transposes, chosen at run time (attn_transpose_best).
+set_source_files_properties(impls/transpose_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2")
+set_source_files_properties(impls/transpose_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f")
 # f16/bf16 widened in registers, chosen at run time (attn_widen_best).
 set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
