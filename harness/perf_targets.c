@@ -500,6 +500,11 @@ static const attn_result_row *best_peer(const attn_result_row *rows, int n, cons
     return best;
 }
 
+/* A variant that ran this much slower in a peer's rounds than in its own
+ * row's was caught by a slow stretch of the machine there: the line says
+ * so (the ratio stays the one from those rounds, as both sides shared it). */
+static const double pairing_drift = 1.15;
+
 /* attnbench's fastest variant against the fastest peer, from the rounds
  * in which the two alternated. No variant can beat a peer that runs at
  * x % of the roof by more than 100 / x: where the target is above that
@@ -508,11 +513,19 @@ static void peer_target(tally *t, const attn_result_row *rows, int n, const attn
                         int threads, double want)
 {
     const attn_result_row *p = best_peer(rows, n, s, threads);
-    char what[96], label[64], achieved[96] = "", target[128];
+    char what[96], label[64], achieved[160] = "", target[128];
     double ratio = p ? p->time_ns_median / p->paired_time_ns_median : NAN;
-    if (p)
-        snprintf(achieved, sizeof achieved, "%.2fx (%s vs %s)", ratio, p->paired_variant,
-                 p->variant);
+    if (p) {
+        const attn_result_row *own = find(rows, n, p->paired_variant, s, threads);
+        const double drift = own ? p->paired_time_ns_median / own->time_ns_median : NAN;
+        if (drift > pairing_drift)
+            snprintf(achieved, sizeof achieved,
+                     "%.2fx (%s vs %s; %s took %.2fx its own row's time in these rounds)", ratio,
+                     p->paired_variant, p->variant, p->paired_variant, drift);
+        else
+            snprintf(achieved, sizeof achieved, "%.2fx (%s vs %s)", ratio, p->paired_variant,
+                     p->variant);
+    }
     shape_label(s, label, sizeof label);
     const int bw = attn_perf_bandwidth_bound(s);
     snprintf(what, sizeof what, "vs best peer %s%s, %d %s", bw ? "decode " : "", label, threads,

@@ -564,6 +564,27 @@ static void check_peers(check_tally *t)
           line_has(r, "vs best peer n=512 h8 d64, 2 threads", OK) &&
               line_says(r, "vs best peer n=512 h8 d64, 2 threads", "1.50x (avx2 vs torch)"),
           "1.5x the best peer meets 1.2x, saying who\n%s", r);
+    CHECK(t, !line_says(r, "vs best peer n=512 h8 d64, 2 threads", "its own row"),
+          "no own row of avx2 at that shape: nothing to compare the pairing with\n%s", r);
+    /* The variant's own row at 1 ms beside its 1 ms in the peer's rounds:
+     * no remark; at 0.8 ms (the pairing 1.25x slower): the line says so. */
+    attn_result_row with_own[17];
+    memcpy(with_own, rows, sizeof(attn_result_row) * (size_t)n);
+    with_own[n] = pre("avx2", 512, 64, 0, 2, 1e6, 60.0);
+    char *same = report(with_own, n + 1);
+    CHECK(t, !line_says(same, "vs best peer n=512 h8 d64, 2 threads", "its own row"),
+          "a pairing as fast as the row: no remark\n%s", same);
+    with_own[n] = pre("avx2", 512, 64, 0, 2, 0.8e6, 60.0);
+    char *drifted = report(with_own, n + 1);
+    CHECK(t,
+          line_has(drifted, "vs best peer n=512 h8 d64, 2 threads", OK) &&
+              line_says(drifted, "vs best peer n=512 h8 d64, 2 threads",
+                        "1.50x (avx2 vs torch; avx2 took 1.25x its own row's time in these "
+                        "rounds)"),
+          "a pairing 1.25x slower than the variant's own row is named, the ratio kept\n%s",
+          drifted);
+    free(same);
+    free(drifted);
     CHECK(t,
           line_has(r, "vs best peer n=2048 h8 d128 causal, 2 threads", MISS) &&
               line_says(r, "vs best peer n=2048 h8 d128 causal, 2 threads", "onnxruntime"),
