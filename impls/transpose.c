@@ -19,6 +19,18 @@ void attn_transpose_portable(const float *src, size_t src_ld, float *dst, size_t
         }
 }
 
+void attn_transpose_edges(const float *src, size_t src_ld, float *dst, size_t dst_ld,
+                          int32_t n_rows, int32_t n_cols, const float *div, int32_t block)
+{
+    const int32_t rows_done = n_rows / block * block, cols_done = n_cols / block * block;
+    if (cols_done < n_cols)
+        attn_transpose_portable(src + cols_done, src_ld, dst + (size_t)cols_done * dst_ld, dst_ld,
+                                rows_done, n_cols - cols_done, div ? div + cols_done : NULL);
+    if (rows_done < n_rows)
+        attn_transpose_portable(src + (size_t)rows_done * src_ld, src_ld, dst + rows_done, dst_ld,
+                                n_rows - rows_done, n_cols, div);
+}
+
 attn_transpose_fn attn_transpose_best(void)
 {
     const uint32_t f = attn_cpu()->features;

@@ -20,6 +20,10 @@ typedef void (*attn_transpose_fn)(const float *src, size_t src_ld, float *dst, s
 
 void attn_transpose_portable(const float *src, size_t src_ld, float *dst, size_t dst_ld,
                              int32_t n_rows, int32_t n_cols, const float *div);
+/* What a version working in block x block tiles leaves: the columns past
+ * its whole tiles, then the rows past them, by the portable loops. */
+void attn_transpose_edges(const float *src, size_t src_ld, float *dst, size_t dst_ld,
+                          int32_t n_rows, int32_t n_cols, const float *div, int32_t block);
 /* -mavx2 (transpose_avx2.c); call only with AVX2. */
 void attn_transpose_avx2(const float *src, size_t src_ld, float *dst, size_t dst_ld, int32_t n_rows,
                          int32_t n_cols, const float *div);

@@ -41,11 +41,5 @@ void attn_transpose_avx2(const float *src, size_t src_ld, float *dst, size_t dst
                 _mm256_storeu_ps(dst + (size_t)(c0 + i) * dst_ld + (size_t)r0, x[i]);
             }
         }
-    /* The columns past the whole blocks, then the rows past them. */
-    if (cols8 < n_cols)
-        attn_transpose_portable(src + cols8, src_ld, dst + (size_t)cols8 * dst_ld, dst_ld, rows8,
-                                n_cols - cols8, div ? div + cols8 : NULL);
-    if (rows8 < n_rows)
-        attn_transpose_portable(src + (size_t)rows8 * src_ld, src_ld, dst + rows8, dst_ld,
-                                n_rows - rows8, n_cols, div);
+    attn_transpose_edges(src, src_ld, dst, dst_ld, n_rows, n_cols, div, 8);
 }

@@ -46,11 +46,5 @@ void attn_transpose_avx512(const float *src, size_t src_ld, float *dst, size_t d
                 _mm512_storeu_ps(dst + (size_t)(c0 + i) * dst_ld + (size_t)r0, x[i]);
             }
         }
-    /* The columns past the whole blocks, then the rows past them. */
-    if (cols16 < n_cols)
-        attn_transpose_portable(src + cols16, src_ld, dst + (size_t)cols16 * dst_ld, dst_ld, rows16,
-                                n_cols - cols16, div ? div + cols16 : NULL);
-    if (rows16 < n_rows)
-        attn_transpose_portable(src + (size_t)rows16 * src_ld, src_ld, dst + rows16, dst_ld,
-                                n_rows - rows16, n_cols, div);
+    attn_transpose_edges(src, src_ld, dst, dst_ld, n_rows, n_cols, div, 16);
 }
