@@ -218,6 +218,17 @@ static inline flash_prefetch flash_prefetch_bytes(const void *first, int64_t byt
     return (flash_prefetch){at - skew, (int32_t)(((int64_t)skew + bytes + 63) / 64)};
 }
 
+/* Lines per step so that `steps` steps name every line of any `bytes`
+ * bytes, wherever in a line they start (a start at byte 63 touches one
+ * line more than a start at byte 0). */
+static inline int32_t flash_prefetch_per_step(int64_t bytes, int32_t steps)
+{
+    if (bytes <= 0 || steps <= 0)
+        return 0;
+    const int64_t lines = (bytes + 62) / 64 + 1;
+    return (int32_t)((lines + steps - 1) / steps);
+}
+
 /* Keys of the block after [j0, j0 + nb) that the tile folds (0 past kv_end). */
 static inline int32_t flash_next_block_keys(const flash_tile *t, int32_t j0, int32_t nb)
 {

@@ -4,7 +4,8 @@
  * K/V widened per block), the next block's narrow K and V rows of the
  * caller's tensors, since the staged block itself is already in cache.
  * Each plan must name every line its rows touch and no line outside them,
- * nothing past the tile's last key, and nothing of the staged copy. */
+ * nothing past the tile's last key, and nothing of the staged copy. The
+ * avx512 decode kernel's per-step span (check_per_step) is checked here too. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,28 @@ static void check_tile(check_tally *t, const tensors *ts, int32_t type, int32_t 
     }
 }
 
+/* The avx512 decode kernel's K plan: a key group's rows (kg rows of d_k
+ * elements) prefetched as one span, flash_prefetch_per_step lines a
+ * column step. Every placement of the span must be named within the
+ * group's steps, and per must be the fewest that does (more would run
+ * into the next group's lines early). */
+static void check_per_step(check_tally *t, const char *line, int64_t bytes, int32_t steps)
+{
+    int32_t per = flash_prefetch_per_step(bytes, steps), most = 0;
+    for (int off = 0; off < 64; off++) {
+        flash_prefetch pf = flash_prefetch_bytes(line + off, bytes);
+        if (pf.lines > most)
+            most = pf.lines;
+        CHECK(t, (int64_t)per * steps >= pf.lines,
+              "per step: %lld bytes at +%d in %d steps: %d lines a step leave %lld of %d",
+              (long long)bytes, off, steps, per, (long long)pf.lines - (int64_t)per * steps,
+              pf.lines);
+    }
+    int32_t fewest = (most + steps - 1) / steps;
+    CHECK(t, per == fewest, "per step: %lld bytes in %d steps: %d lines a step, %d would do",
+          (long long)bytes, steps, per, fewest);
+}
+
 int main(void)
 {
     check_tally t = {0};
@@ -125,5 +148,16 @@ int main(void)
     free(v_mem);
     free(ts.kbuf);
     free(ts.vbuf);
+    static char line_buf[128];
+    const char *line = (const char *)(((uintptr_t)line_buf + 63) / 64 * 64);
+    CHECK(&t, flash_prefetch_per_step(0, 8) == 0, "per step: lines for no bytes");
+    for (int32_t steps = 1; steps <= 20; steps++)
+        for (int64_t bytes = 1; bytes <= 2100; bytes += bytes < 200 ? 1 : 7)
+            check_per_step(&t, line, bytes, steps);
+    /* The kernel's own spans: 16/R keys of d_k elements, a step a 16-column slice. */
+    for (int32_t kg = 1; kg <= 16; kg *= 2)
+        for (int32_t d_k = 1; d_k <= 300; d_k++)
+            for (int32_t size = 2; size <= 4; size += 2)
+                check_per_step(&t, line, (int64_t)kg * d_k * size, (d_k + 15) / 16);
     return check_report("test_prefetch_plan", &t);
 }
