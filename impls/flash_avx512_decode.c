@@ -44,10 +44,10 @@ static inline int32_t min32(int32_t a, int32_t b)
  * read while the FMAs ran. So the group's rows are prefetched as one
  * contiguous span, a few lines a step (flash_prefetch_per_step). Measured
  * on a Zen 5, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds in one
- * process: 1.05-1.13x at 4 KiB ahead, 1.09-1.34x at 8 KiB (with V held in
+ * process: 1.03-1.13x at 4 KiB ahead, 1.03-1.34x at 8 KiB (with V held in
  * registers, below), 16 KiB no better. A stand-alone loop that reads two
- * streams the same way with 16 FMAs a line: 23 GB/s with per-row
- * prefetches, 34 GB/s with the span's, as fast as without the FMAs. */
+ * streams the same way (1 thread, 4 FMAs a line): 23-24 GB/s with per-row
+ * prefetches, 32-34 GB/s with the span's (37-38 and 30 without the FMAs). */
 enum { MAX_NZ = 8, FEW_PREFETCH = 8192 };
 
 static inline __m512i lane_index(void)
