@@ -61,3 +61,26 @@ float attn_peak_read_avx2_prefetch(const float *const *arrays, int n_arrays, siz
             sum += arrays[s][i];
     return sum;
 }
+
+/* The arrays in turn, `block` floats of each (a multiple of 16), as a
+ * decode kernel reads a key block of K and then of V; in 64-byte lines,
+ * each prefetched `ahead` bytes further on in its own array. */
+float attn_peak_read_avx2_blocks(const float *const *arrays, int n_arrays, size_t n, size_t block,
+                                 size_t ahead)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    size_t i0 = 0;
+    for (; i0 + block <= n; i0 += block)
+        for (int s = 0; s < n_arrays; s++)
+            for (size_t i = i0; i < i0 + block; i += 16) {
+                const float *p = arrays[s] + i;
+                _mm_prefetch((const char *)p + ahead, _MM_HINT_T0);
+                acc0 = _mm256_add_ps(acc0, _mm256_load_ps(p));
+                acc1 = _mm256_add_ps(acc1, _mm256_load_ps(p + 8));
+            }
+    const float *rest[3];
+    for (int s = 0; s < n_arrays && s < 3; s++)
+        rest[s] = arrays[s] + i0;
+    return first_lane(_mm256_add_ps(acc0, acc1)) +
+           attn_peak_read_avx2_prefetch(rest, n_arrays < 3 ? n_arrays : 3, n - i0, ahead);
+}

@@ -45,21 +45,25 @@ typedef struct read_kernel {
     const char *name;
     int streams;
     size_t prefetch_ahead; /* 0: no software prefetch (plain C) */
+    size_t block;          /* > 0: the streams in turn, this many floats of each */
     uint32_t features;
 } read_kernel;
 
 static const read_kernel read_kernels[] = {
-    {"plain", 1, 0, 0},
-    {"streams3", 3, 0, 0},
-    {"avx2-prefetch-1k", 1, 1024, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
-    {"avx2-prefetch-4k", 1, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
-    {"avx2-prefetch-4k-streams3", 3, 4096, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"plain", 1, 0, 0, 0},
+    {"streams3", 3, 0, 0, 0},
+    {"avx2-prefetch-1k", 1, 1024, 0, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"avx2-prefetch-4k", 1, 4096, 0, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"avx2-prefetch-4k-streams3", 3, 4096, 0, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
+    {"avx2-prefetch-8k-blocks3", 3, 8192, 6144, ATTN_CPU_AVX2 | ATTN_CPU_FMA},
 };
 enum { READ_KERNELS = sizeof read_kernels / sizeof read_kernels[0] };
 
 static float read_part(const read_kernel *k, const float *const *parts, size_t n)
 {
     float s = 0.0f;
+    if (k->streams == 3 && k->block)
+        return attn_peak_read_avx2_blocks(parts, 3, n, k->block, k->prefetch_ahead);
     if (k->streams == 3)
         return k->prefetch_ahead ? attn_peak_read_avx2_prefetch(parts, 3, n, k->prefetch_ahead)
                                  : attn_peak_read_streams(parts, 3, n);

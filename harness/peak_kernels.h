@@ -63,11 +63,17 @@ void attn_peak_exp_libm(const float *x, float *y, size_t n);
  *   plain        one stream per thread, plain C (-O3, baseline ISA)
  *   streams      the thread's parts of `n_arrays` arrays read side by side
  *   *_prefetch   AVX2 loads with prefetcht0 `ahead` bytes ahead
+ *   *_blocks     the same, the arrays in turn a block at a time (a decode
+ *                kernel's K block, then its V block)
  * `arrays` holds n_arrays pointers, each to n floats. */
 float attn_peak_read(const float *a, size_t n);
 float attn_peak_read_streams(const float *const *arrays, int n_arrays, size_t n);
 float attn_peak_read_avx2_prefetch(const float *const *arrays, int n_arrays, size_t n,
                                    size_t ahead);
+/* The arrays in turn, `block` floats of each (a multiple of 16; at most 3
+ * arrays), as a decode kernel reads a key block of K, then of V. */
+float attn_peak_read_avx2_blocks(const float *const *arrays, int n_arrays, size_t n, size_t block,
+                                 size_t ahead);
 void attn_peak_triad(float *a, const float *b, const float *c, float s, size_t n);
 
 /* Three arrays of `bytes` each, 2 MiB aligned so the kernel can back them

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "cpu_features.h"
 #include "peak.h"
+#include "peak_kernels.h"
 
 /* Another process can steal a core for a repetition; the median of three
  * absorbs one, this factor the rest. */
@@ -52,6 +54,31 @@ int main(void)
     printf("read %.1f GB/s, triad %.1f GB/s (48 MiB arrays: may be cache-assisted)\n", read, triad);
     CHECK(&t, read > 0.5 && read < 10000, "read %g GB/s", read);
     CHECK(&t, triad > 0.5 && triad < 10000, "triad %g GB/s", triad);
+
+    /* The block-by-block read kernel reads what the plain prefetching one
+     * reads, whatever the tail: both return lane 0 of the same 16-float
+     * chunks' sums plus the same scalar tail (small integers: exact). */
+    const uint32_t avx2_fma = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
+    if ((attn_cpu()->features & avx2_fma) == avx2_fma) {
+        enum { N = 3 * 6144 + 37 };
+        static float a[N] __attribute__((aligned(64))), b[N] __attribute__((aligned(64))),
+            c[N] __attribute__((aligned(64)));
+        for (int i = 0; i < N; i++) {
+            a[i] = (float)(i % 7);
+            b[i] = (float)(i % 5 + 1);
+            c[i] = (float)(i % 3 + 2);
+        }
+        const float *arrays[3] = {a, b, c};
+        const size_t sizes[] = {0, 15, 16, 6143, 6144, 6160, 2 * 6144 + 48, N};
+        const size_t blocks[] = {16, 6144};
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (size_t bi = 0; bi < 2; bi++) {
+                float want = attn_peak_read_avx2_prefetch(arrays, 3, sizes[si], 4096);
+                float got = attn_peak_read_avx2_blocks(arrays, 3, sizes[si], blocks[bi], 8192);
+                CHECK(&t, got == want, "blocks read %zu floats in blocks of %zu: %g, want %g",
+                      sizes[si], blocks[bi], got, want);
+            }
+    }
 
     /* Thread bookkeeping and the JSON round trip. */
     attn_peak pk, back;
