@@ -132,7 +132,7 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     for (int n = 0; n < LANES; n++)
         acc[n] = _mm512_setzero_ps();
     flash_prefetch pf = flash_prefetch_bytes(flash_byte_at(kb, k[0], T) + FEW_PREFETCH,
-                                             (int64_t)kg * d_k * (T == ATTN_F32 ? 4 : 2));
+                                             (int64_t)kg * d_k * (int64_t)attn_dtype_size(T));
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
         few_dot_step(t, kb, k, c, 0xffff, R, T, acc, &pf, per);
@@ -235,7 +235,7 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
 FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
-                            const int masked, __m512 *m, __m512 *l)
+                            const int masked, int32_t per, __m512 *m, __m512 *l)
 {
     const int kg = LANES / R;
     const int log2r = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
@@ -245,8 +245,6 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
         _mm512_permutexvar_epi32(_mm512_and_si512(lane_index(), _mm512_set1_epi32(R - 1)),
                                  _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
     __m512 bmax = minus_inf;
-    const int32_t per = flash_prefetch_per_step((int64_t)kg * t->d_k * (T == ATTN_F32 ? 4 : 2),
-                                                (t->d_k + LANES - 1) / LANES);
     for (int32_t jj = 0; jj < nb; jj += kg) {
         __m512 s = few_group_scores(t, j0 + jj, nb - jj, R, T, per);
         __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
@@ -283,12 +281,15 @@ FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T)
     const __mmask16 rows = attn_tail_mask_avx512(R);
     __m512 m = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->m));
     __m512 l = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->l));
+    /* K prefetch lines a column step of a key group (few_group_scores). */
+    const int32_t per = flash_prefetch_per_step(
+        (int64_t)(LANES / R) * t->d_k * (int64_t)attn_dtype_size(T), (t->d_k + LANES - 1) / LANES);
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = min32(t->kv_block, t->kv_end - j0);
         if (t->seen_min >= j0 + nb)
-            few_block(t, j0, nb, R, T, 0, &m, &l);
+            few_block(t, j0, nb, R, T, 0, per, &m, &l);
         else
-            few_block(t, j0, nb, R, T, 1, &m, &l);
+            few_block(t, j0, nb, R, T, 1, per, &m, &l);
     }
     _mm512_mask_storeu_ps(t->m, rows, m);
     _mm512_mask_storeu_ps(t->l, rows, l);

@@ -219,13 +219,13 @@ static inline flash_prefetch flash_prefetch_bytes(const void *first, int64_t byt
 }
 
 /* Lines per step so that `steps` steps name every line of any `bytes`
- * bytes, wherever in a line they start (a start at byte 63 touches one
- * line more than a start at byte 0). */
+ * bytes, wherever in a line they start: flash_prefetch_bytes' count at
+ * the worst skew (63), one line more than at skew 0. */
 static inline int32_t flash_prefetch_per_step(int64_t bytes, int32_t steps)
 {
     if (bytes <= 0 || steps <= 0)
         return 0;
-    const int64_t lines = (bytes + 62) / 64 + 1;
+    const int64_t lines = (63 + bytes + 63) / 64;
     return (int32_t)((lines + steps - 1) / steps);
 }
 
