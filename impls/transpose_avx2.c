@@ -1,12 +1,17 @@
 /* transpose_avx2.c — transpose.h's transpose in 8 x 8 blocks of ymm
- * registers (unpack, shuffle, 128-bit permute); the edges that are not
- * whole blocks by the portable loops. -mavx2. */
+ * registers (unpack, shuffle, 128-bit permute), through the block loop of
+ * transpose_blocks.h. -mavx2. */
 #include <immintrin.h>
 
-#include "transpose.h"
+#define TRANSPOSE_VEC __m256
+#define TRANSPOSE_LANES 8
+#define TRANSPOSE_LOADU _mm256_loadu_ps
+#define TRANSPOSE_STOREU _mm256_storeu_ps
+#define TRANSPOSE_DIV _mm256_div_ps
+#define TRANSPOSE_SET1 _mm256_set1_ps
 
 /* r[i] (row i of the block) becomes column i. */
-static inline void transpose8(__m256 r[8])
+static inline void transpose_block(__m256 r[8])
 {
     __m256 t[8], s[8];
     for (int i = 0; i < 8; i += 2) {
@@ -25,21 +30,10 @@ static inline void transpose8(__m256 r[8])
     }
 }
 
+#include "transpose_blocks.h"
+
 void attn_transpose_avx2(const float *src, size_t src_ld, float *dst, size_t dst_ld, int32_t n_rows,
                          int32_t n_cols, const float *div)
 {
-    const int32_t rows8 = n_rows / 8 * 8, cols8 = n_cols / 8 * 8;
-    for (int32_t r0 = 0; r0 < rows8; r0 += 8)
-        for (int32_t c0 = 0; c0 < cols8; c0 += 8) {
-            __m256 x[8];
-            for (int i = 0; i < 8; i++)
-                x[i] = _mm256_loadu_ps(src + (size_t)(r0 + i) * src_ld + (size_t)c0);
-            transpose8(x);
-            for (int i = 0; i < 8; i++) {
-                if (div)
-                    x[i] = _mm256_div_ps(x[i], _mm256_set1_ps(div[c0 + i]));
-                _mm256_storeu_ps(dst + (size_t)(c0 + i) * dst_ld + (size_t)r0, x[i]);
-            }
-        }
-    attn_transpose_edges(src, src_ld, dst, dst_ld, n_rows, n_cols, div, 8);
+    transpose_blocks(src, src_ld, dst, dst_ld, n_rows, n_cols, div);
 }

@@ -1,12 +1,17 @@
 /* transpose_avx512.c — transpose.h's transpose in 16 x 16 blocks of zmm
- * registers (unpack, shuffle, two rounds of 128-bit lane shuffles); the
- * edges that are not whole blocks by the portable loops. -mavx512f. */
+ * registers (unpack, shuffle, two rounds of 128-bit lane shuffles),
+ * through the block loop of transpose_blocks.h. -mavx512f. */
 #include <immintrin.h>
 
-#include "transpose.h"
+#define TRANSPOSE_VEC __m512
+#define TRANSPOSE_LANES 16
+#define TRANSPOSE_LOADU _mm512_loadu_ps
+#define TRANSPOSE_STOREU _mm512_storeu_ps
+#define TRANSPOSE_DIV _mm512_div_ps
+#define TRANSPOSE_SET1 _mm512_set1_ps
 
 /* r[i] (row i of the block) becomes column i. */
-static inline void transpose16(__m512 r[16])
+static inline void transpose_block(__m512 r[16])
 {
     __m512 t[16];
     for (int i = 0; i < 16; i += 2) {
@@ -30,21 +35,10 @@ static inline void transpose16(__m512 r[16])
     }
 }
 
+#include "transpose_blocks.h"
+
 void attn_transpose_avx512(const float *src, size_t src_ld, float *dst, size_t dst_ld,
                            int32_t n_rows, int32_t n_cols, const float *div)
 {
-    const int32_t rows16 = n_rows / 16 * 16, cols16 = n_cols / 16 * 16;
-    for (int32_t r0 = 0; r0 < rows16; r0 += 16)
-        for (int32_t c0 = 0; c0 < cols16; c0 += 16) {
-            __m512 x[16];
-            for (int i = 0; i < 16; i++)
-                x[i] = _mm512_loadu_ps(src + (size_t)(r0 + i) * src_ld + (size_t)c0);
-            transpose16(x);
-            for (int i = 0; i < 16; i++) {
-                if (div)
-                    x[i] = _mm512_div_ps(x[i], _mm512_set1_ps(div[c0 + i]));
-                _mm512_storeu_ps(dst + (size_t)(c0 + i) * dst_ld + (size_t)r0, x[i]);
-            }
-        }
-    attn_transpose_edges(src, src_ld, dst, dst_ld, n_rows, n_cols, div, 16);
+    transpose_blocks(src, src_ld, dst, dst_ld, n_rows, n_cols, div);
 }
