@@ -8,7 +8,8 @@
  * at 2 query rows, so a tile is the 64 heads of one row (every row of it
  * sees the same keys: its last block is an unmasked one) and two such
  * tiles share each staged block at 1 thread; and a causal prefill whose
- * tiles end on odd keys inside shared blocks. Every variant in its default
+ * tiles end on odd keys inside shared blocks; and a causal decode of 4
+ * rows a K/V head. Every variant in its default
  * types (default_types.h), at 1 and 3 threads; visibility computed here,
  * not by the library's helper. */
 #include <math.h>
@@ -26,6 +27,10 @@
 static const attn_case cases[] = {
     {.shape = {1, 256, 4, 2, 290, 8, 8, 1, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 4, 4, 97, 97, 9, 7, 1, 0.0f}, .data = DATA_NORMAL},
+    /* Causal decode, 2 query rows x 2 heads a K/V head: the few-rows
+     * kernels' 4-row tile, whose first row does not see the last key, with
+     * d_v wide enough (8 vectors and a tail) for avx512's one-pass P.V. */
+    {.shape = {1, 8, 4, 2, 100, 40, 136, 1, 0.0f}, .data = DATA_NORMAL},
 };
 
 /* Row i (of n_q) sees key j: bottom-right causal alignment. */
