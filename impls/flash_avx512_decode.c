@@ -169,11 +169,8 @@ FLASH_INLINE __m512 fma_broadcast(__m512 acc, __m512 v, const float *p, __mmask1
 }
 
 /* acc rows [r0, r0 + rp), column vectors [z0, z0 + nz) (the last one masked
- * by `last`): alpha, then the block's weighted V rows. A tile of more than
- * 16 accumulators (few_rows_pass: 4 rows x 8 vectors) takes each V vector
- * in one register for its rows' FMAs in turn, the weight broadcast from
- * memory, so 32 accumulators and the V vector nearly fit the 32 zmm (GCC
- * spills 2); smaller tiles hold the row's V vectors in registers. */
+ * by `last`): alpha, then the block's weighted V rows, each row's V
+ * vectors held in registers for the rp rows' FMAs. */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, __mmask16 last,
                                  const int R, const int T, const int masked, const float *alpha,
@@ -199,19 +196,6 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
         if (r0 == 0)
             for (int z = 0; z < nz; z++)
                 _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
-        if (rp * nz > 16) {
-            __mmask16 vis[FEW_ROWS];
-            for (int r = 0; r < rp; r++)
-                vis[r] = masked ? (__mmask16) - (int)(j0 + j < seen[r]) : 0xffff;
-            for (int z = 0; z < nz; z++) {
-                __m512 vz = z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
-                                ? load16_tail(vb, vr + LANES * z, last, T)
-                                : load16(vb, vr + LANES * z, T);
-                for (int r = 0; r < rp; r++)
-                    a[r][z] = fma_broadcast(a[r][z], vz, p + r, vis[r]);
-            }
-            continue;
-        }
         for (int z = 0; z < nz; z++)
             v[z] = in_register(z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
                                    ? load16_tail(vb, vr + LANES * z, last, T)
@@ -231,24 +215,76 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     }
 }
 
+/* The same for 4 rows x 8 column vectors [z0, z0 + 8) in one pass, the
+ * 8th masked by `last` in f32 (narrow types: whole vectors only): each V
+ * vector in one register for the 4 rows' FMAs in turn, the weight
+ * broadcast from memory into the FMA, so 32 accumulators and the V
+ * vector nearly fit the 32 zmm (GCC spills 2). Its own function with its
+ * own 4 x 8 array: inside few_accumulate, GCC kept the f16/bf16
+ * instances' accumulators in memory. */
+FLASH_INLINE void few_accumulate_wide(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
+                                      __mmask16 last, const int T, const int masked,
+                                      const float *alpha, int rescale)
+{
+    enum { RW = 4, NW = 8 };
+    const int32_t d_v = t->d_v;
+    __m512 a[RW][NW];
+    int32_t seen[RW];
+    for (int r = 0; r < RW; r++) {
+        const float *src = t->acc_rm + (size_t)r * t->ld + LANES * z0;
+        seen[r] = t->seen[r];
+        for (int z = 0; z < NW; z++) {
+            a[r][z] = _mm512_load_ps(src + LANES * z);
+            if (rescale)
+                a[r][z] = _mm512_mul_ps(a[r][z], _mm512_set1_ps(alpha[r]));
+        }
+    }
+    const void *vb = flash_kv_base(t, 1, T);
+    size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
+    const float *p = t->scores;
+    for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += RW) {
+        for (int z = 0; z < NW; z++)
+            _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
+        __mmask16 vis[RW];
+        for (int r = 0; r < RW; r++)
+            vis[r] = masked ? (__mmask16) - (int)(j0 + j < seen[r]) : 0xffff;
+        for (int z = 0; z < NW; z++) {
+            __m512 vz = T == ATTN_F32 && z == NW - 1
+                            ? _mm512_maskz_loadu_ps(last, (const float *)vb + vr + LANES * z)
+                            : load16(vb, vr + LANES * z, T);
+            for (int r = 0; r < RW; r++)
+                a[r][z] = fma_broadcast(a[r][z], vz, p + r, vis[r]);
+        }
+    }
+    for (int r = 0; r < RW; r++) {
+        float *dst = t->acc_rm + (size_t)r * t->ld + LANES * z0;
+        for (int z = 0; z < NW; z++)
+            _mm512_store_ps(dst + LANES * z, a[r][z]);
+    }
+}
+
 /* All R rows for column vectors [z0, z0 + nz), in passes of rp rows: a
  * tile of at most 16 accumulators, the rest of the 32 zmm for the V row;
- * or, for 4 rows of 8 f32 vectors, all 4 in one pass of 32
- * (few_accumulate). Why: each pass after the first reads the block's V
- * rows again from cache, core time that the memory stream does not hide.
- * Measured on a Zen 5 (Hq 32 / Hkv 8, f32, alternating rounds of one
- * process on the same inputs): one pass instead of two 1.07-1.35x at
- * 1 thread and 1.04-1.27x at 2 (n_kv 4096-32768, d 128 and 256, Hq/Hkv
- * 4 or causal 2 rows x 2 heads);
- * a loads-only kernel (FMAs removed) gained as much from one pass, while
- * the FMAs, the exp and the prefetches each cost 1-5 %. Not for 8 rows
- * (two passes of 4 instead of four of 2) nor for f16/bf16: there GCC
- * keeps the 32 accumulators in memory (0.66-0.92x). */
+ * or, for 4 rows of 8 vectors, all 4 in one pass of 32
+ * (few_accumulate_wide). Why: each pass after the first reads the block's
+ * V rows again from cache, core time that the memory stream does not
+ * hide. Measured on a Zen 5 (Hq 32 / Hkv 8, alternating rounds of one
+ * process on the same inputs, n_kv 4096-32768, d 128 and 256, and causal
+ * 2 rows x 2 heads): in f32 one pass instead of two 1.07-1.35x at
+ * 1 thread and 1.04-1.27x at 2; f16 / bf16 1.01-1.18x over that. A
+ * loads-only kernel (FMAs removed) gained as much from one pass, while
+ * the FMAs, the exp and the prefetches each cost 1-5 %. Not for 8 rows:
+ * two passes of 4 instead of four of 2 left GCC spilling most of the
+ * accumulators (0.75-0.86x in f32, 0.8-1.1x in bf16). */
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
                                 const int nz, __mmask16 last, const int R, const int T,
                                 const int masked, const float *alpha, int rescale)
 {
-    const int rp_max = nz > 4 ? (R == 4 && T == ATTN_F32 ? 4 : 2) : nz > 2 ? 4 : 8;
+    if (R == 4 && nz == 8 && (T == ATTN_F32 || last == 0xffff)) {
+        few_accumulate_wide(t, j0, nb, z0, last, T, masked, alpha, rescale);
+        return;
+    }
+    const int rp_max = nz > 4 ? 2 : nz > 2 ? 4 : 8;
     const int rp = R < rp_max ? R : rp_max;
     for (int32_t r0 = 0; r0 < R; r0 += rp)
         few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
