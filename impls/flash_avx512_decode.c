@@ -275,7 +275,8 @@ FLASH_INLINE void few_accumulate_wide(const flash_tile *t, int32_t j0, int32_t n
  * loads-only kernel (FMAs removed) gained as much from one pass, while
  * the FMAs, the exp and the prefetches each cost 1-5 %. Not for 8 rows:
  * two passes of 4 instead of four of 2 left GCC spilling most of the
- * accumulators (0.75-0.86x in f32, 0.8-1.1x in bf16). */
+ * accumulators (0.75-0.91x in f32, 0.81-0.97x in bf16; as a non-inlined
+ * function per type 0.94-0.96x and 0.79-0.81x). */
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
                                 const int nz, __mmask16 last, const int R, const int T,
                                 const int masked, const float *alpha, int rescale)
