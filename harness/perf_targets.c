@@ -173,7 +173,7 @@ static void roof_target(tally *t, const attn_result_row *rows, int n, const char
     const char *roof = bw ? "read roof" : "FMA roof";
     char achieved[160] = "", target[64], also[80] = "";
     int have = r != NULL;
-    if (have && fastest && fastest != r)
+    if (have && fastest && fastest != r && isfinite(fastest->pct_peak))
         snprintf(also, sizeof also, "; faster in time: %s at %.1f%% of its roof", fastest->variant,
                  fastest->pct_peak);
     /* "paired": the roof was timed in the row's own rounds (roof_probe.h). */

@@ -17,6 +17,7 @@
  * runs it with expf under ATTN_CPU_MASK=-avx2, with avx2 under -avx512f)
  * demands that exp, else the CPU decides. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,6 +499,12 @@ static void check_decode(check_tally *t)
                         "of its roof)"),
           "the fused row nearest its roof is judged, the faster one named\n%s", near);
     free(near);
+    /* A faster row with no figure of its own is not named as one. */
+    moved[0] = dec("avx2", 8, 32768, 2, 1e6, NAN);
+    char *unfigured = report(moved, 2);
+    CHECK(t, !line_says(unfigured, "decode 1x32768 Hq32/Hkv8 d128, 2 threads", "faster in time"),
+          "no nan%% for a row without a figure\n%s", unfigured);
+    free(unfigured);
     rows[n++] = over_roof(dec("stream", 8, 4096, 1, 1e5, 112.0));
     char *over = report(rows, n);
     CHECK(t, line_has(over, "decode 1x4096 Hq32/Hkv32 d128, 2 threads", REFUSED),
