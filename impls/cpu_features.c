@@ -225,6 +225,56 @@ static void read_brand(char *out, size_t cap)
     snprintf(out, cap, "%s", s);
 }
 
+void attn_cpu_decode_caches(attn_cpuid_fn leaf, void *ctx, int64_t *l1d, int64_t *l2)
+{
+    *l1d = *l2 = 0;
+    for (uint32_t i = 0; i < 16; i++) { /* a handful of levels; 16 bounds a bad table */
+        uint32_t r[3];
+        leaf(i, r, ctx);
+        const uint32_t type = r[0] & 0x1f, level = (r[0] >> 5) & 0x7;
+        if (type == 0)
+            break;
+        /* ways x partitions x line size x sets, each field stored minus one */
+        const int64_t bytes = (int64_t)((r[1] >> 22) + 1) * (((r[1] >> 12) & 0x3ff) + 1) *
+                              ((r[1] & 0xfff) + 1) * ((int64_t)r[2] + 1);
+        if (level == 1 && type == 1) /* data */
+            *l1d = bytes;
+        else if (level == 2 && (type == 3 || type == 1)) /* unified (or data) */
+            *l2 = bytes;
+    }
+}
+
+static void cpuid_subleaf(uint32_t subleaf, uint32_t regs[3], void *ctx)
+{
+    unsigned a, b, c, d;
+    __cpuid_count(*(const unsigned *)ctx, subleaf, a, b, c, d);
+    (void)d;
+    regs[0] = a, regs[1] = b, regs[2] = c;
+}
+
+static void read_caches(attn_cpu_info *info)
+{
+    unsigned a, b, c, d, leaf = 0;
+    const unsigned max_leaf = (unsigned)__get_cpuid_max(0, NULL);
+    const unsigned max_ext = (unsigned)__get_cpuid_max(0x80000000, NULL);
+    int topoext =
+        max_ext >= 0x80000001u && __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 22));
+    if (strcmp(info->vendor, "GenuineIntel") == 0 && max_leaf >= 4)
+        leaf = 4;
+    else if (topoext && max_ext >= 0x8000001Du)
+        leaf = 0x8000001D;
+    int64_t l1d = 0, l2 = 0;
+    if (leaf)
+        attn_cpu_decode_caches(cpuid_subleaf, &leaf, &l1d, &l2);
+    /* AMD's older leaves: L1D KiB in 0x80000005 ECX[31:24], L2 in 0x80000006 ECX[31:16]. */
+    if (l1d == 0 && max_ext >= 0x80000005u && __get_cpuid(0x80000005, &a, &b, &c, &d))
+        l1d = (int64_t)(c >> 24) << 10;
+    if (l2 == 0 && max_ext >= 0x80000006u && __get_cpuid(0x80000006, &a, &b, &c, &d))
+        l2 = (int64_t)(c >> 16) << 10;
+    info->l1d_bytes = l1d > 0 ? l1d : ATTN_CPU_DEFAULT_L1D;
+    info->l2_bytes = l2 > 0 ? l2 : ATTN_CPU_DEFAULT_L2;
+}
+
 /* The only mutable global of the library: written once under pthread_once.
  * Not C11's call_once: glibc's call_once reaches pthread_once internally,
  * past ThreadSanitizer's interceptor, so TSan could not see the ordering
@@ -254,6 +304,7 @@ static void detect_once(void)
     }
     read_brand(cpu_info.model, sizeof cpu_info.model);
     read_identity(&cpu_info);
+    read_caches(&cpu_info);
     const char *spec = getenv("ATTN_CPU_MASK");
     uint32_t hide = 0;
     if (attn_cpu_parse_mask(spec, &hide, cpu_info.mask_message, sizeof cpu_info.mask_message) !=

@@ -44,7 +44,20 @@ typedef struct attn_cpu_info {
      * ARCH_REQ_XCOMP_PERM); detection asks once. When the CPU has AMX but
      * the kernel refused, the AMX bits are cleared and this says so. */
     char amx_refused[96];
+    /* One core's level-1 data cache and level-2 cache, in bytes (CPUID's
+     * cache descriptors: leaf 4 on Intel, 0x8000001D on AMD, else AMD's
+     * 0x80000005/6), for the kernels' block sizes. When CPUID says
+     * nothing, ATTN_CPU_DEFAULT_L1D / _L2 (small, so blocks err small). */
+    int64_t l1d_bytes, l2_bytes;
 } attn_cpu_info;
+
+enum { ATTN_CPU_DEFAULT_L1D = 32 << 10, ATTN_CPU_DEFAULT_L2 = 256 << 10 };
+
+/* The level-1 data and level-2 sizes from deterministic cache descriptors
+ * (CPUID leaf 4 or 0x8000001D, subleaf by subleaf until type 0): `leaf`
+ * gives subleaf i's EAX, EBX, ECX. 0 for a level not described. */
+typedef void (*attn_cpuid_fn)(uint32_t subleaf, uint32_t regs[3], void *ctx);
+void attn_cpu_decode_caches(attn_cpuid_fn leaf, void *ctx, int64_t *l1d, int64_t *l2);
 
 /* CPUID leaf 1 EAX to the display family, model and stepping: family =
  * base + extended when base is 0xF; model = extended << 4 | base when the

@@ -16,7 +16,12 @@
  * memory): 15 of 16 ymm. With one row vector, 8 keys or 12 columns. A tile
  * of 3 or 4 row vectors is walked in groups of 2. 64 keys per block: the
  * block's scores (64 x 32 floats = 8 KiB) and the queries (d_k x 32 floats,
- * 16 KiB at d_k = 128) stay in L1 (32-48 KiB). */
+ * 16 KiB at d_k = 128) stay in L1 (32-48 KiB). A constant, not avx512's
+ * blocks from the caches (flash_key_block): the decode kernel's L2 plan
+ * (flash_avx2_decode.c) is built around a 64-key block, and on a Zen 5
+ * (L1D 48 KiB, L2 1 MiB; alternating rounds of one process) 128-256 keys
+ * were 0.76-0.81x at 1 thread on Hq 32 / Hkv 8 decode (d 128, n_kv 32768)
+ * and 0.95-0.97x at 2, with prefill flat (0.99-1.02x at d 64 and 128). */
 enum {
     MAX_VECTORS = 4,
     GROUP = 2,

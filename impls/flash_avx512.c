@@ -21,10 +21,13 @@ static int avx512_few_reads(int32_t kv_type)
     return 1;
 }
 
+static const flash_block_rule avx512_blocks = {.tile_max = KV_TILE_MAX, .few_max = KV_FEW_MAX};
+
 static const flash_geometry avx512_geometry = {
     .lanes = VEC_LANES,
     .max_rows = VEC_LANES * MAX_VECTORS,
     .kv_block = KV_BLOCK,
+    .block_rule = &avx512_blocks,
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_decode_kernel,

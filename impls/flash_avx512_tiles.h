@@ -12,14 +12,26 @@
  * (of 32 zmm): RT keys x NV row vectors for Q·Kᵀ, RC columns x NV for P·V,
  * which leaves room for the NV operand vectors; broadcasts come from memory.
  * All row vectors of a tile in one register tile (GROUP = 4).
- * 48 keys per block: a whole number of key groups for both RT = 6 (four row
- * vectors) and RT = 8 (64 keys wasted 2 of 66 key slots per block), and the
- * block's scores, 48 x 64 floats = 12 KiB, stay in L1 (48 KiB on Sapphire
- * Rapids) through the softmax and the d_v/RC passes of P·V; the queries,
- * d_k x 64 floats (32 KiB at d_k = 128), are reread by every key group of the
- * Q·Kᵀ pass from L1/L2. Measured against 64 keys (1 thread, n = 4096, 8
- * heads): 1.02-1.07x at d = 128; 32 keys was 0.98x, 96 keys 1.02-1.04x. */
+ * Key blocks are multiples of KV_BLOCK = 48 keys: a whole number of key
+ * groups for both RT = 6 (four row vectors) and RT = 8 (64 keys wasted 2 of
+ * 66 key slots per block), and of the decode kernel's 16/R-key groups. How
+ * many per problem comes from the caches and the head size
+ * (flash_key_block, capped at KV_TILE_MAX / KV_FEW_MAX keys): a 64-row
+ * tile's block scores fill at most half of L1D, 96 keys (24 KiB) on a
+ * 48 KiB L1D, 48 on a 32 KiB one; the queries, d_k x 64 floats (32 KiB at
+ * d_k = 128), are reread by every key group of the Q·Kᵀ pass from L1/L2.
+ * Measured on a Zen 5 (L1D 48 KiB, L2 1 MiB; 1 thread, n 2048-4096, 4-8
+ * heads, alternating rounds of one process), against 48 keys: 96 keys
+ * 1.004-1.013x at d 64, 80, 96, 128, 256, d_k 192 / d_v 128 and causal;
+ * 24 keys 0.973-0.984x; 144-288 keys 0.998-1.016x. Decode (the few-rows
+ * kernel): its block's K and V rows, as f32, take up to a quarter of L2
+ * (240 keys at d 128, 96 at d 256, on 1 MiB; f16/bf16 caches the same
+ * keys, so their bits stay those of f32 K/V of their values); against 48:
+ * 192-288 keys 1.00-1.09x at d 128 (MHA and Hq 32 / Hkv 8, 1 and 2
+ * threads), 96 keys 1.01-1.04x and 288-576 1.05-1.08x at d 256 on 1
+ * thread, 24 keys 0.89-0.99x. */
 enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16 };
+enum { KV_TILE_MAX = 192, KV_FEW_MAX = 576 };
 
 /* Keys per Q·Kᵀ register tile; more than 8 would need more key pointers than
  * there are general registers. */

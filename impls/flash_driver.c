@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "cpu_features.h"
 #include "transpose.h"
 
 typedef struct flash_plan {
@@ -16,6 +17,7 @@ typedef struct flash_plan {
     int64_t tiles_per_head; /* ceil(rows_per_head / rows) */
     int64_t tasks;          /* batch · heads_kv · tiles_per_head */
     int32_t rows;           /* rows per tile, padded to lanes */
+    int32_t kv_block;       /* keys per block (flash_key_block, or the geometry's) */
     int32_t splits;         /* key-range chunks per tile (1: no split) */
     /* Tiles of one head that share each staged key block (1: none share):
      * a unit is `group` consecutive tiles, or a (tile, chunk) when split. */
@@ -58,14 +60,35 @@ static int64_t ceil_div(int64_t a, int64_t b)
 
 /* Splits only when the tiles alone cannot keep every thread busy, into at
  * most 2 × threads chunks and never more than there are key blocks. */
-static int32_t choose_splits(const attn_problem *p, const flash_geometry *g, int64_t tasks)
+static int32_t choose_splits(const attn_problem *p, int32_t kv_block, int64_t tasks)
 {
     int64_t threads = p->threads > 0 ? p->threads : 1;
     if (threads == 1 || tasks >= 2 * threads)
         return 1;
     int64_t s = ceil_div(2 * threads, tasks);
-    int64_t blocks = ceil_div(p->shape.n_kv, g->kv_block);
+    int64_t blocks = ceil_div(p->shape.n_kv, kv_block);
     return (int32_t)(s < blocks ? s : blocks);
+}
+
+/* The most multiples of step whose keys take at most budget bytes at
+ * bytes_per_key, capped at max; at least one step. */
+static int32_t keys_within(int64_t budget, int64_t bytes_per_key, int32_t step, int32_t max)
+{
+    int64_t keys = bytes_per_key > 0 ? budget / bytes_per_key : max;
+    keys = keys / step * step;
+    keys = keys < max ? keys : max;
+    return (int32_t)(keys > step ? keys : step);
+}
+
+int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, int64_t l2,
+                        int32_t rows, int32_t d_k, int32_t d_v, int32_t kv_bytes, int few)
+{
+    const int64_t kv_row = ((int64_t)d_k + d_v) * kv_bytes;
+    const int32_t in_l2 = keys_within(l2 / 4, kv_row, step, few ? r->few_max : r->tile_max);
+    if (few)
+        return in_l2;
+    const int32_t in_l1 = keys_within(l1d / 2, (int64_t)rows * 4, step, r->tile_max);
+    return in_l1 < in_l2 ? in_l1 : in_l2;
 }
 
 /* Narrow K/V in the block kernels: each staged (widened) key block serves
@@ -110,7 +133,17 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         pl->rows = (int32_t)rows;
     }
     pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
-    pl->splits = choose_splits(p, g, pl->tasks);
+    pl->kv_block = g->kv_block;
+    if (g->block_rule) {
+        const attn_cpu_info *cpu = attn_cpu();
+        /* Sized as f32 whatever K/V's type: the blocks set the rounding,
+         * and a narrow cache gives the same bits as f32 K/V of its values
+         * (tests/test_narrow_kv.c); a half-size cache's block then takes
+         * an eighth of L2. */
+        pl->kv_block = flash_key_block(g->block_rule, g->kv_block, cpu->l1d_bytes, cpu->l2_bytes,
+                                       pl->rows, s->d_k, s->d_v, 4, pl->few);
+    }
+    pl->splits = choose_splits(p, pl->kv_block, pl->tasks);
     /* Narrow K/V are staged a block at a time, except for a few kernel
      * that reads them itself. */
     const int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
@@ -143,14 +176,14 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         return ATTN_ENOMEM;
     pl->qt_at = carve(&end, n);
     pl->seen_at = carve(&end, pl->seen_step * (size_t)pl->group);
-    pl->scores_at = carve(&end, (size_t)g->kv_block * r);
+    pl->scores_at = carve(&end, (size_t)pl->kv_block * r);
     if (__builtin_mul_overflow(pl->state_floats, (size_t)pl->group, &n))
         return ATTN_ENOMEM;
     pl->state_at = carve(&end, n);
     if (staged) {
-        pl->stage_keys = g->kv_block;
-        pl->kstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_k);
-        pl->vstage_at = carve(&end, (size_t)g->kv_block * (size_t)s->d_v);
+        pl->stage_keys = pl->kv_block;
+        pl->kstage_at = carve(&end, (size_t)pl->kv_block * (size_t)s->d_k);
+        pl->vstage_at = carve(&end, (size_t)pl->kv_block * (size_t)s->d_v);
     }
     pl->slice_floats = end;
     if (end == SIZE_MAX || __builtin_mul_overflow(end, (size_t)p->threads, &end))
@@ -447,16 +480,17 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
     int32_t seen_min;
     int32_t seen_max = pack_tile(p, pl, t, qt, seen, &seen_min);
     init_state(pl, state);
-    int64_t blocks = ceil_div(seen_max, g->kv_block);
+    const int32_t kv_block = pl->kv_block;
+    int64_t blocks = ceil_div(seen_max, kv_block);
     int64_t b0 = blocks * chunk / pl->splits, b1 = blocks * (chunk + 1) / pl->splits;
-    int64_t end = b1 * g->kv_block < seen_max ? b1 * g->kv_block : seen_max;
+    int64_t end = b1 * kv_block < seen_max ? b1 * kv_block : seen_max;
     flash_tile tile = {
         .rows = pl->rows,
         .d_k = p->shape.d_k,
         .d_v = p->shape.d_v,
-        .kv_block = g->kv_block,
+        .kv_block = kv_block,
         .scale = fabsf(p->scale),
-        .kv_begin = (int32_t)(b0 * g->kv_block),
+        .kv_begin = (int32_t)(b0 * kv_block),
         .kv_end = (int32_t)end,
         .seen_min = seen_min,
         .seen = seen,
@@ -541,8 +575,8 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     const int staged = pl->stage_keys > 0; /* the plan carved a stage: narrow K/V */
     const kv_stage stage = staged ? make_stage(p, g, pl, slice, &head_rows) : (kv_stage){0};
     const flash_block_fn *fn = block_fns(g, pl->rows);
-    for (int32_t j0 = 0; j0 < kv_end; j0 += g->kv_block) {
-        int32_t nb = kv_end - j0 < g->kv_block ? kv_end - j0 : g->kv_block;
+    for (int32_t j0 = 0; j0 < kv_end; j0 += pl->kv_block) {
+        int32_t nb = kv_end - j0 < pl->kv_block ? kv_end - j0 : pl->kv_block;
         if (staged)
             fill_stage(&stage, &tile[0], j0, nb);
         for (int32_t i = 0; i < n; i++) {

@@ -53,10 +53,39 @@ typedef void (*flash_block_fn)(const flash_tile *t, int32_t j0, int32_t nb);
 /* Row vectors per tile at most: max_rows <= FLASH_MAX_VECTORS · lanes. */
 enum { FLASH_MAX_VECTORS = 4 };
 
+/* Key blocks sized from the caches and the head size (flash_key_block).
+ * Tile kernels: the block's scores (keys x rows floats) take at most half
+ * of L1D, so they stay there through the softmax and P·V passes beside the
+ * operand rows, and its K and V rows (f32, staged or in place) at most a
+ * quarter of L2. Few-rows kernels (decode, scores a few KiB): the block's
+ * K and V rows, counted as f32 (the blocks set the rounding, and a narrow
+ * cache must give the bits of f32 K/V of its values), at most a quarter
+ * of L2; every
+ * block costs a reload and store of the tile's accumulators, a max fold
+ * and an exp of the rescale, and its K→V and V→K switches start streams
+ * the prefetch has not reached, so the fewer blocks the better while the
+ * block's rows stay within L2. Multiples of the geometry's kv_block, at
+ * most tile_max / few_max keys. */
+typedef struct flash_block_rule {
+    int32_t tile_max, few_max;
+} flash_block_rule;
+
+/* Keys per block for `rows` tile rows (few: a few-rows kernel), d_k, d_v
+ * and K/V elements of kv_bytes, on caches of l1d and l2 bytes: a multiple
+ * of step in [step, max]. Pure: tests call it with other machines' caches. */
+int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, int64_t l2,
+                        int32_t rows, int32_t d_k, int32_t d_v, int32_t kv_bytes, int few);
+
 typedef struct flash_geometry {
     int32_t lanes;    /* floats per vector: tile rows are padded to a multiple */
     int32_t max_rows; /* most rows per tile, a multiple of lanes */
-    int32_t kv_block; /* keys per online-softmax block (rule A's kv_block) */
+    /* Keys per online-softmax block: this, or with block_rule a multiple of
+     * it chosen per problem (rule A's r from kv_block stays an upper bound;
+     * the variant's tiles.keys is this). */
+    int32_t kv_block;
+    /* NULL, or the caps of flash_key_block: key blocks from the caches and
+     * the head size instead of kv_block always. */
+    const struct flash_block_rule *block_rule;
     /* The block kernels by [row vectors - 1][masked]: the driver walks the
      * key blocks and takes the unmasked one for blocks every row of the
      * tile sees in full, the masked one for the causal diagonal and tiles

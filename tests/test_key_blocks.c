@@ -1,0 +1,209 @@
+/* Key blocks from the caches and the head size (flash_key_block in
+ * flash_driver.c, avx512's caps in flash_avx512_tiles.h), the cache sizes
+ * behind them (attn_cpu_decode_caches on CPUID descriptor tables of three
+ * machines), and avx512's results at the edges of the blocks this machine
+ * picks: a decode or prefill whose keys end one short of, at, and one past
+ * a block, and past two, each judged as verify judges it. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu_features.h"
+#include "flash_avx512_tiles.h"
+#include "flash_driver.h"
+#include "verify_case.h"
+
+/* avx512's rule, as flash_avx512.c builds it; the table below is by hand
+ * for caps of 192 and 576 keys in steps of 48. */
+static const flash_block_rule avx512_rule = {.tile_max = KV_TILE_MAX, .few_max = KV_FEW_MAX};
+enum { STEP = KV_BLOCK, KIB = 1024 };
+
+typedef struct block_case {
+    const char *machine;
+    int64_t l1d, l2;
+    int32_t rows, d_k, d_v, kv_bytes, few;
+    int32_t want;
+} block_case;
+
+/* By hand from the rule: tiles take min(L1D/2 / (rows·4), L2/4 / ((d_k +
+ * d_v)·4)) keys, few-rows kernels L2/4 / ((d_k + d_v)·kv_bytes), each
+ * rounded down to a multiple of 48 and clamped to [48, cap]. */
+static const block_case cases[] = {
+    /* Zen 5: 48 KiB L1D, 1 MiB L2. 24576 / 256 = 96 keys of scores. */
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 128, 128, 4, 0, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 64, 64, 4, 0, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 256, 256, 4, 0, 96},
+    /* d 512: K and V rows 4 KiB a key, 256 KiB / 4 KiB = 64 -> 48. */
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 512, 512, 4, 0, 48},
+    /* 16-row tiles: 384 keys of scores, capped at 192. */
+    {"zen5", 48 * KIB, 1024 * KIB, 16, 128, 128, 4, 0, 192},
+    /* Decode: 262144 / 1024 = 256 -> 240; bf16 512 -> 480; d 256 128 -> 96. */
+    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 4, 1, 240},
+    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 2, 1, 480},
+    {"zen5", 48 * KIB, 1024 * KIB, 1, 256, 256, 4, 1, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 1, 192, 128, 4, 1, 192},
+    /* d 64 f32: 262144 / 512 = 512, capped at 576 -> 480 (a multiple). */
+    {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 4, 1, 480},
+    {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 2, 1, 576},
+    /* Zen 3: 32 KiB L1D, 512 KiB L2. 16384 / 256 = 64 -> 48. */
+    {"zen3", 32 * KIB, 512 * KIB, 64, 128, 128, 4, 0, 48},
+    {"zen3", 32 * KIB, 512 * KIB, 4, 128, 128, 4, 1, 96},
+    /* Sapphire Rapids: 48 KiB L1D, 2 MiB L2. */
+    {"spr", 48 * KIB, 2048 * KIB, 64, 128, 128, 4, 0, 96},
+    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 4, 1, 480},
+    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 2, 1, 576},
+    /* What detection falls back to (32 KiB, 256 KiB), and a head too wide
+     * for any budget: one step, never 0. */
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 4, 128, 128, 4, 1, 48},
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 64, 4096, 4096, 4, 0, 48},
+};
+
+static void check_rule(check_tally *t)
+{
+    CHECK(t, STEP == 48 && KV_TILE_MAX == 192 && KV_FEW_MAX == 576,
+          "avx512's step and caps changed (%d, %d, %d): update this table", STEP, KV_TILE_MAX,
+          KV_FEW_MAX);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const block_case *c = &cases[i];
+        int32_t got = flash_key_block(&avx512_rule, STEP, c->l1d, c->l2, c->rows, c->d_k, c->d_v,
+                                      c->kv_bytes, c->few);
+        CHECK(t, got == c->want, "%s, %d rows, d_k %d d_v %d, %d-byte K/V, %s: %d keys, want %d",
+              c->machine, c->rows, c->d_k, c->d_v, c->kv_bytes, c->few ? "few" : "tile", got,
+              c->want);
+    }
+    /* Over a sweep: multiples of the step within the caps, never more
+     * keys for a wider head or a smaller cache. */
+    const int64_t l2s[] = {256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB};
+    for (int few = 0; few <= 1; few++)
+        for (size_t c = 0; c < 4; c++) {
+            int32_t prev = 1 << 30;
+            for (int32_t d = 16; d <= 1024; d += 16) {
+                int32_t k = flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c], few ? 4 : 64, d,
+                                            d, 4, few);
+                const int32_t cap = few ? avx512_rule.few_max : avx512_rule.tile_max;
+                CHECK(t, k % STEP == 0 && k >= STEP && k <= cap && k <= prev,
+                      "L2 %lld KiB, d %d, %s: %d keys (the d before: %d)",
+                      (long long)(l2s[c] >> 10), d, few ? "few" : "tile", k, prev);
+                if (c > 0) {
+                    int32_t smaller = flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c - 1],
+                                                      few ? 4 : 64, d, d, 4, few);
+                    CHECK(t, smaller <= k, "d %d: %d keys on the smaller L2, %d on the larger", d,
+                          smaller, k);
+                }
+                prev = k;
+            }
+        }
+}
+
+/* A CPUID deterministic-cache table: EAX, EBX, ECX per subleaf, then type 0. */
+typedef struct cache_table {
+    const uint32_t (*rows)[3];
+    int n;
+} cache_table;
+
+static void table_leaf(uint32_t subleaf, uint32_t regs[3], void *ctx)
+{
+    const cache_table *tb = ctx;
+    if ((int)subleaf < tb->n)
+        memcpy(regs, tb->rows[subleaf], 3 * sizeof(uint32_t));
+    else
+        memset(regs, 0, 3 * sizeof(uint32_t));
+}
+
+/* EAX: type | level << 5; EBX: (ways-1) << 22 | (partitions-1) << 12 | (line-1); ECX: sets-1. */
+#define DESC(type, level, ways, line, sets)                                                        \
+    {                                                                                              \
+        (type) | (level) << 5, ((ways)-1u) << 22 | ((line)-1u), (sets)-1u                          \
+    }
+
+static void check_decode(check_tally *t)
+{
+    /* Zen 5 (leaf 0x8000001D): L1D 12-way 64 sets, L1I 8-way 64 sets,
+     * L2 16-way 1024 sets, L3 16-way 32768 sets. */
+    static const uint32_t zen5[][3] = {DESC(1, 1, 12, 64, 64), DESC(2, 1, 8, 64, 64),
+                                       DESC(3, 2, 16, 64, 1024), DESC(3, 3, 16, 64, 32768)};
+    /* Sapphire Rapids (leaf 4): L1D 12-way 64 sets, L1I 8-way 64, L2
+     * 16-way 2048 sets, L3. */
+    static const uint32_t spr[][3] = {DESC(1, 1, 12, 64, 64), DESC(2, 1, 8, 64, 64),
+                                      DESC(3, 2, 16, 64, 2048), DESC(3, 3, 15, 64, 122880)};
+    /* Only an instruction cache and an L3: neither size known. */
+    static const uint32_t none[][3] = {DESC(2, 1, 8, 64, 64), DESC(3, 3, 16, 64, 8192)};
+    const struct {
+        const char *name;
+        cache_table tb;
+        int64_t l1d, l2;
+    } m[] = {
+        {"zen5", {zen5, 4}, 48 * KIB, 1024 * KIB},
+        {"spr", {spr, 4}, 48 * KIB, 2048 * KIB},
+        {"no L1D or L2", {none, 2}, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        int64_t l1d = -1, l2 = -1;
+        attn_cpu_decode_caches(table_leaf, (void *)&m[i].tb, &l1d, &l2);
+        CHECK(t, l1d == m[i].l1d && l2 == m[i].l2, "%s: L1D %lld, L2 %lld; want %lld, %lld",
+              m[i].name, (long long)l1d, (long long)l2, (long long)m[i].l1d, (long long)m[i].l2);
+    }
+    const attn_cpu_info *cpu = attn_cpu();
+    CHECK(t, cpu->l1d_bytes >= 16 * KIB && cpu->l1d_bytes <= 1024 * KIB,
+          "this CPU's L1D: %lld bytes", (long long)cpu->l1d_bytes);
+    CHECK(t, cpu->l2_bytes >= 128 * KIB && cpu->l2_bytes <= 64 * 1024 * KIB,
+          "this CPU's L2: %lld bytes", (long long)cpu->l2_bytes);
+}
+
+static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+static const attn_types BF16KV = {ATTN_F32, ATTN_BF16, ATTN_F32};
+
+/* avx512 at n_kv one short of, at, one past this machine's block, and
+ * past two blocks; decode shapes take the few-rows block, prefill the
+ * tiles'. */
+static void check_edges(check_tally *t)
+{
+    const attn_variant *v = attn_find_variant("avx512"), *naive = attn_find_variant("naive");
+    if (!v || !attn_variant_runnable(v)) {
+        printf("SKIP avx512 at this machine's block edges: the CPU lacks AVX-512F\n");
+        return;
+    }
+    const attn_cpu_info *cpu = attn_cpu();
+    const struct {
+        int32_t hq, hkv, n_q, d_k, d_v, causal, rows;
+        const attn_types *types;
+        int few;
+    } shapes[] = {
+        {8, 2, 1, 128, 128, 0, 4, &F32, 1},    /* GQA decode: 4 rows a K/V head */
+        {8, 2, 1, 128, 128, 0, 4, &BF16KV, 1}, /* a half-size cache: the same keys */
+        {2, 2, 1, 256, 256, 0, 1, &F32, 1},    /* MHA, a wide head */
+        {2, 1, 2, 192, 128, 1, 4, &F32, 1},    /* d_k != d_v, causal rows */
+        {1, 1, 64, 128, 128, 1, 64, &F32, 0},  /* a 64-row tile, causal */
+        {1, 1, 64, 80, 96, 0, 64, &BF16KV, 0}, /* staged blocks of the group */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int32_t kv_bytes = 4; /* f32 whatever the cache (flash_driver.c) */
+        const int32_t kb =
+            flash_key_block(&avx512_rule, STEP, cpu->l1d_bytes, cpu->l2_bytes, shapes[i].rows,
+                            shapes[i].d_k, shapes[i].d_v, kv_bytes, shapes[i].few);
+        const int32_t n_kvs[] = {kb - 1, kb, kb + 1, 2 * kb + 1};
+        for (int j = 0; j < 4; j++) {
+            attn_case c = {.shape = {.batch = 1,
+                                     .heads_q = shapes[i].hq,
+                                     .heads_kv = shapes[i].hkv,
+                                     .n_q = shapes[i].n_q,
+                                     .n_kv = n_kvs[j],
+                                     .d_k = shapes[i].d_k,
+                                     .d_v = shapes[i].d_v,
+                                     .causal = shapes[i].causal},
+                           .data = DATA_NORMAL,
+                           .types = *shapes[i].types};
+            check_verify_case(t, v, naive, &c, 2);
+        }
+    }
+}
+
+int main(void)
+{
+    check_tally t = {0};
+    check_rule(&t);
+    check_decode(&t);
+    check_edges(&t);
+    return check_report("key_blocks", &t);
+}
