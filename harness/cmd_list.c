@@ -106,8 +106,8 @@ int cmd_list(int argc, char **argv)
            m.model_id, m.stepping, m.uarch, m.isa);
     attn_cpu_format(cpu->detected, buf, sizeof buf);
     printf("detected features: %s\n", buf[0] ? buf : "(none beyond x86-64)");
-    printf("caches (one core, CPUID): L1D %lld KiB, L2 %lld KiB; the online variants' key "
-           "blocks are sized from them and the head size\n",
+    printf("caches (one core, CPUID): L1D %lld KiB, L2 %lld KiB; avx512 sizes its key blocks "
+           "from them and the head size\n",
            (long long)(cpu->l1d_bytes >> 10), (long long)(cpu->l2_bytes >> 10));
     if (cpu->hidden & cpu->detected) {
         attn_cpu_format(cpu->hidden & cpu->detected, buf, sizeof buf);
