@@ -36,15 +36,13 @@ void attn_machine_read(attn_machine *m)
     m->isa = best_fma_isa();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     m->cores = cores > 0 ? (int)cores : 1;
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-    m->l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    m->l2_bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    /* L1D and L2 as the library read them (CPUID), the sizes avx512's key
+     * blocks come from; the L3 only the harness needs (sysconf). */
+    m->l1d_bytes = (long)cpu->l1d_bytes;
+    m->l2_bytes = (long)cpu->l2_bytes;
+#ifdef _SC_LEVEL3_CACHE_SIZE
     m->l3_bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-    if (m->l1d_bytes < 0)
-        m->l1d_bytes = 0;
-    if (m->l2_bytes < 0)
-        m->l2_bytes = 0;
     if (m->l3_bytes < 0)
         m->l3_bytes = 0;
     attn_machine_slug(m->vendor, m->uarch, m->isa, m->cores, m->slug, sizeof m->slug);

@@ -12,7 +12,9 @@ typedef struct attn_machine {
     const char *isa; /* best FMA ISA this (masked) CPU runs: "avx512", "avx2", "scalar" */
     char slug[96];   /* e.g. "amd-zen3-avx2-2c": results/<slug>/ */
     int cores;       /* online logical CPUs */
-    long l1d_bytes, l2_bytes, l3_bytes; /* 0 when unknown */
+    /* L1D and L2: attn_cpu()'s (CPUID, its small defaults when CPUID is
+     * silent); L3: sysconf, 0 when unknown */
+    long l1d_bytes, l2_bytes, l3_bytes;
 } attn_machine;
 
 void attn_machine_read(attn_machine *m);

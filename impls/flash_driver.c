@@ -81,9 +81,9 @@ static int32_t keys_within(int64_t budget, int64_t bytes_per_key, int32_t step, 
 }
 
 int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, int64_t l2,
-                        int32_t rows, int32_t d_k, int32_t d_v, int32_t kv_bytes, int few)
+                        int32_t rows, int32_t d_k, int32_t d_v, int few)
 {
-    const int64_t kv_row = ((int64_t)d_k + d_v) * kv_bytes;
+    const int64_t kv_row = ((int64_t)d_k + d_v) * (int64_t)sizeof(float);
     const int32_t in_l2 = keys_within(l2 / 4, kv_row, step, few ? r->few_max : r->tile_max);
     if (few)
         return in_l2;
@@ -136,12 +136,8 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     pl->kv_block = g->kv_block;
     if (g->block_rule) {
         const attn_cpu_info *cpu = attn_cpu();
-        /* Sized as f32 whatever K/V's type: the blocks set the rounding,
-         * and a narrow cache gives the same bits as f32 K/V of its values
-         * (tests/test_narrow_kv.c); a half-size cache's block then takes
-         * an eighth of L2. */
         pl->kv_block = flash_key_block(g->block_rule, g->kv_block, cpu->l1d_bytes, cpu->l2_bytes,
-                                       pl->rows, s->d_k, s->d_v, 4, pl->few);
+                                       pl->rows, s->d_k, s->d_v, pl->few);
     }
     pl->splits = choose_splits(p, pl->kv_block, pl->tasks);
     /* Narrow K/V are staged a block at a time, except for a few kernel

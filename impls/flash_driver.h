@@ -58,23 +58,23 @@ enum { FLASH_MAX_VECTORS = 4 };
  * of L1D, so they stay there through the softmax and P·V passes beside the
  * operand rows, and its K and V rows (f32, staged or in place) at most a
  * quarter of L2. Few-rows kernels (decode, scores a few KiB): the block's
- * K and V rows, counted as f32 (the blocks set the rounding, and a narrow
- * cache must give the bits of f32 K/V of its values), at most a quarter
- * of L2; every
- * block costs a reload and store of the tile's accumulators, a max fold
- * and an exp of the rescale, and its K→V and V→K switches start streams
- * the prefetch has not reached, so the fewer blocks the better while the
- * block's rows stay within L2. Multiples of the geometry's kv_block, at
- * most tile_max / few_max keys. */
+ * K and V rows at most a quarter of L2; every block costs a reload and
+ * store of the tile's accumulators, a max fold and an exp of the rescale,
+ * and its K→V and V→K switches start streams the prefetch has not
+ * reached, so the fewer blocks the better while the block's rows stay
+ * within L2. K and V rows are counted as f32 whatever their type: the
+ * blocks set the rounding, and a narrow cache must give the bits of f32
+ * K/V of its values (tests/test_narrow_kv.c). Multiples of the geometry's
+ * kv_block, at most tile_max / few_max keys. */
 typedef struct flash_block_rule {
     int32_t tile_max, few_max;
 } flash_block_rule;
 
-/* Keys per block for `rows` tile rows (few: a few-rows kernel), d_k, d_v
- * and K/V elements of kv_bytes, on caches of l1d and l2 bytes: a multiple
- * of step in [step, max]. Pure: tests call it with other machines' caches. */
+/* Keys per block for `rows` tile rows (few: a few-rows kernel), d_k and
+ * d_v, on caches of l1d and l2 bytes: a multiple of step in [step, max].
+ * Pure: tests call it with other machines' caches. */
 int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, int64_t l2,
-                        int32_t rows, int32_t d_k, int32_t d_v, int32_t kv_bytes, int few);
+                        int32_t rows, int32_t d_k, int32_t d_v, int few);
 
 typedef struct flash_geometry {
     int32_t lanes;    /* floats per vector: tile rows are padded to a multiple */

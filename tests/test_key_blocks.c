@@ -22,41 +22,41 @@ enum { STEP = KV_BLOCK, KIB = 1024 };
 typedef struct block_case {
     const char *machine;
     int64_t l1d, l2;
-    int32_t rows, d_k, d_v, kv_bytes, few;
+    int32_t rows, d_k, d_v, few;
     int32_t want;
 } block_case;
 
 /* By hand from the rule: tiles take min(L1D/2 / (rows·4), L2/4 / ((d_k +
- * d_v)·4)) keys, few-rows kernels L2/4 / ((d_k + d_v)·kv_bytes), each
+ * d_v)·4)) keys, few-rows kernels L2/4 / ((d_k + d_v)·4) (f32 whatever
+ * the cache's type), each
  * rounded down to a multiple of 48 and clamped to [48, cap]. */
 static const block_case cases[] = {
     /* Zen 5: 48 KiB L1D, 1 MiB L2. 24576 / 256 = 96 keys of scores. */
-    {"zen5", 48 * KIB, 1024 * KIB, 64, 128, 128, 4, 0, 96},
-    {"zen5", 48 * KIB, 1024 * KIB, 64, 64, 64, 4, 0, 96},
-    {"zen5", 48 * KIB, 1024 * KIB, 64, 256, 256, 4, 0, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 128, 128, 0, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 64, 64, 0, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 256, 256, 0, 96},
     /* d 512: K and V rows 4 KiB a key, 256 KiB / 4 KiB = 64 -> 48. */
-    {"zen5", 48 * KIB, 1024 * KIB, 64, 512, 512, 4, 0, 48},
+    {"zen5", 48 * KIB, 1024 * KIB, 64, 512, 512, 0, 48},
     /* 16-row tiles: 384 keys of scores, capped at 192. */
-    {"zen5", 48 * KIB, 1024 * KIB, 16, 128, 128, 4, 0, 192},
-    /* Decode: 262144 / 1024 = 256 -> 240; bf16 512 -> 480; d 256 128 -> 96. */
-    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 4, 1, 240},
-    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 2, 1, 480},
-    {"zen5", 48 * KIB, 1024 * KIB, 1, 256, 256, 4, 1, 96},
-    {"zen5", 48 * KIB, 1024 * KIB, 1, 192, 128, 4, 1, 192},
-    /* d 64 f32: 262144 / 512 = 512, capped at 576 -> 480 (a multiple). */
-    {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 4, 1, 480},
-    {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 2, 1, 576},
+    {"zen5", 48 * KIB, 1024 * KIB, 16, 128, 128, 0, 192},
+    /* Decode: 262144 / 1024 = 256 -> 240; d 256 128 -> 96. */
+    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 1, 240},
+    {"zen5", 48 * KIB, 1024 * KIB, 1, 256, 256, 1, 96},
+    {"zen5", 48 * KIB, 1024 * KIB, 1, 192, 128, 1, 192},
+    /* d 64: 262144 / 512 = 512 -> 480 (a multiple of 48 under 576). */
+    {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 1, 480},
     /* Zen 3: 32 KiB L1D, 512 KiB L2. 16384 / 256 = 64 -> 48. */
-    {"zen3", 32 * KIB, 512 * KIB, 64, 128, 128, 4, 0, 48},
-    {"zen3", 32 * KIB, 512 * KIB, 4, 128, 128, 4, 1, 96},
+    {"zen3", 32 * KIB, 512 * KIB, 64, 128, 128, 0, 48},
+    {"zen3", 32 * KIB, 512 * KIB, 4, 128, 128, 1, 96},
     /* Sapphire Rapids: 48 KiB L1D, 2 MiB L2. */
-    {"spr", 48 * KIB, 2048 * KIB, 64, 128, 128, 4, 0, 96},
-    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 4, 1, 480},
-    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 2, 1, 576},
+    {"spr", 48 * KIB, 2048 * KIB, 64, 128, 128, 0, 96},
+    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 1, 480},
+    /* d 64: 524288 / 512 = 1024 keys, capped at 576. */
+    {"spr", 48 * KIB, 2048 * KIB, 8, 64, 64, 1, 576},
     /* What detection falls back to (32 KiB, 256 KiB), and a head too wide
      * for any budget: one step, never 0. */
-    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 4, 128, 128, 4, 1, 48},
-    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 64, 4096, 4096, 4, 0, 48},
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 4, 128, 128, 1, 48},
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 64, 4096, 4096, 0, 48},
 };
 
 static void check_rule(check_tally *t)
@@ -66,11 +66,10 @@ static void check_rule(check_tally *t)
           KV_FEW_MAX);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const block_case *c = &cases[i];
-        int32_t got = flash_key_block(&avx512_rule, STEP, c->l1d, c->l2, c->rows, c->d_k, c->d_v,
-                                      c->kv_bytes, c->few);
-        CHECK(t, got == c->want, "%s, %d rows, d_k %d d_v %d, %d-byte K/V, %s: %d keys, want %d",
-              c->machine, c->rows, c->d_k, c->d_v, c->kv_bytes, c->few ? "few" : "tile", got,
-              c->want);
+        int32_t got =
+            flash_key_block(&avx512_rule, STEP, c->l1d, c->l2, c->rows, c->d_k, c->d_v, c->few);
+        CHECK(t, got == c->want, "%s, %d rows, d_k %d d_v %d, %s: %d keys, want %d", c->machine,
+              c->rows, c->d_k, c->d_v, c->few ? "few" : "tile", got, c->want);
     }
     /* Over a sweep: multiples of the step within the caps, never more
      * keys for a wider head or a smaller cache. */
@@ -79,15 +78,15 @@ static void check_rule(check_tally *t)
         for (size_t c = 0; c < 4; c++) {
             int32_t prev = 1 << 30;
             for (int32_t d = 16; d <= 1024; d += 16) {
-                int32_t k = flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c], few ? 4 : 64, d,
-                                            d, 4, few);
+                int32_t k =
+                    flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c], few ? 4 : 64, d, d, few);
                 const int32_t cap = few ? avx512_rule.few_max : avx512_rule.tile_max;
                 CHECK(t, k % STEP == 0 && k >= STEP && k <= cap && k <= prev,
                       "L2 %lld KiB, d %d, %s: %d keys (the d before: %d)",
                       (long long)(l2s[c] >> 10), d, few ? "few" : "tile", k, prev);
                 if (c > 0) {
                     int32_t smaller = flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c - 1],
-                                                      few ? 4 : 64, d, d, 4, few);
+                                                      few ? 4 : 64, d, d, few);
                     CHECK(t, smaller <= k, "d %d: %d keys on the smaller L2, %d on the larger", d,
                           smaller, k);
                 }
@@ -178,10 +177,9 @@ static void check_edges(check_tally *t)
         {1, 1, 64, 80, 96, 0, 64, &BF16KV, 0}, /* staged blocks of the group */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        const int32_t kv_bytes = 4; /* f32 whatever the cache (flash_driver.c) */
         const int32_t kb =
             flash_key_block(&avx512_rule, STEP, cpu->l1d_bytes, cpu->l2_bytes, shapes[i].rows,
-                            shapes[i].d_k, shapes[i].d_v, kv_bytes, shapes[i].few);
+                            shapes[i].d_k, shapes[i].d_v, shapes[i].few);
         const int32_t n_kvs[] = {kb - 1, kb, kb + 1, 2 * kb + 1};
         for (int j = 0; j < 4; j++) {
             attn_case c = {.shape = {.batch = 1,
