@@ -106,12 +106,17 @@ void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell 
  * `twin` (NULL: none) and one pass of `roof` (NULL: none): the row's
  * time_ns_* and repetitions from cell's calls, paired_time_ns_median from
  * twin's in the same rounds, and the roof that applies to the row (its
- * limit's) the median of the roof's passes (matrix_set_paired_roof). At
+ * limit's) the best of the roof's passes (matrix_roof_of_passes), at
+ * least MATRIX_PLAN_MIN_ROOF_PASSES of them with the warm-up pass. At
  * least `reps` rounds and about `min_time` seconds per cell side, fewer
  * rounds past `max_time`. 0, or -1 with the row failed. */
 int matrix_time_rounds(struct attn_perf_cell *cell, struct attn_perf_cell *twin,
                        const attn_roof_probe *roof, long reps, double min_time, double max_time,
                        attn_result_row *row);
+
+/* The roof of `n` passes (GB/s or GFLOP/s): the best finite positive
+ * one, NaN when none is. */
+double matrix_roof_of_passes(const double *passes, int n);
 
 /* The row's roof measured beside it: `rate` (GB/s or GFLOP/s, the
  * probe's kind) into the roof column of its limit, roof_source "paired". */

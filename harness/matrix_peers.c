@@ -249,7 +249,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
             if (roof && t.n_roof)
-                matrix_set_paired_roof(row, roof, attn_median(t.roof, t.n_roof));
+                matrix_set_paired_roof(row, roof, matrix_roof_of_passes(t.roof, t.n_roof));
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
             row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
             matrix_judge_roof(row);

@@ -118,9 +118,11 @@ static double seconds_of(const matrix_plan_input *in, int i, const matrix_plan_c
     const double runs = timed_runs(&in->policy, ch, t * (w > 1 ? w : 1));
     /* With its roof measured beside it (matrix_pair.c): a warm-up pass and
      * one per round, at least MATRIX_PLAN_MIN_ROUNDS rounds (or the
-     * repetitions), never more rounds than timed runs. */
+     * repetitions), never more rounds than timed runs; at least
+     * MATRIX_PLAN_MIN_ROOF_PASSES passes in all. */
     const double rounds = fmin(fmax(ch->repetitions, MATRIX_PLAN_MIN_ROUNDS), runs);
-    const double roof = c->roof_pass_s > 0 ? (1 + rounds) * c->roof_pass_s : 0;
+    const double passes = fmax(1 + rounds, MATRIX_PLAN_MIN_ROOF_PASSES);
+    const double roof = c->roof_pass_s > 0 ? passes * c->roof_pass_s : 0;
     const double model = in->policy.cell_overhead_s + c->setup_s * (w > 0 ? 2 : 1) + t * (1 + w) +
                          runs * t * (1 + w) + roof;
     const double factor = in->time_factor ? in->time_factor[c->variant] : 1.0;

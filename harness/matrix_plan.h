@@ -43,6 +43,10 @@
 /* The fewest rounds a cell timed in rounds runs (matrix_pair.c). */
 #define MATRIX_PLAN_MIN_ROUNDS 3
 
+/* The fewest passes of its roof a row is judged against, the warm-up
+ * pass included (matrix_pair.c, matrix_roof_of_passes). */
+#define MATRIX_PLAN_MIN_ROOF_PASSES 3
+
 /* Return codes of every function here. */
 enum {
     MATRIX_PLAN_OK = 0,
