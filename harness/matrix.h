@@ -106,8 +106,8 @@ void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell 
  * `twin` (NULL: none) and one pass of `roof` (NULL: none): the row's
  * time_ns_* and repetitions from cell's calls, paired_time_ns_median from
  * twin's in the same rounds, and the roof that applies to the row (its
- * limit's) the best of the roof's passes (matrix_roof_of_passes), at
- * least MATRIX_PLAN_MIN_ROOF_PASSES of them with the warm-up pass. At
+ * limit's) from the roof's passes, the warm-up's included
+ * (matrix_set_paired_roof). At
  * least `reps` rounds and about `min_time` seconds per cell side, fewer
  * rounds past `max_time`. 0, or -1 with the row failed. */
 int matrix_time_rounds(struct attn_perf_cell *cell, struct attn_perf_cell *twin,
@@ -118,9 +118,14 @@ int matrix_time_rounds(struct attn_perf_cell *cell, struct attn_perf_cell *twin,
  * one, NaN when none is. */
 double matrix_roof_of_passes(const double *passes, int n);
 
-/* The row's roof measured beside it: `rate` (GB/s or GFLOP/s, the
- * probe's kind) into the roof column of its limit, roof_source "paired". */
-void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double rate);
+/* The row's roof measured beside it, from the `n` passes of `roof` timed
+ * in its rounds (`passes` has room for MATRIX_PLAN_MIN_ROOF_PASSES more):
+ * passes added until there are that many, then the best of them
+ * (matrix_roof_of_passes, GB/s or GFLOP/s, the probe's kind) into the roof
+ * column of its limit, roof_source "paired". Every paired row, a variant's
+ * or a peer's, is judged so. */
+void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double *passes,
+                            int n);
 
 /* --roof paired: the probes of one run, made when a row first needs one
  * (per roof and thread count) and kept to its end, so every row of a

@@ -70,9 +70,8 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_ro
     }
     int n = 0, n_roof = 0, rc = ATTN_OK;
     double total = 0, lo = INFINITY, hi = 0;
-    if (roof)
-        t.roof[n_roof++] =
-            attn_roof_probe_pass(roof); /* the warm-up pass counts: the best is kept */
+    if (roof) /* the warm-up pass counts too: the best of them is kept */
+        t.roof[n_roof++] = attn_roof_probe_pass(roof);
     for (long r = 0; r < rounds && rc == ATTN_OK && !(r > 0 && total >= max_time); r++) {
         for (long i = 0; i < k && rc == ATTN_OK; i++)
             rc = run_timed(cell, &t.a[n + i]);
@@ -87,8 +86,6 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_ro
         }
         n += (int)k;
     }
-    while (roof && rc == ATTN_OK && n_roof < MIN_ROOF_PASSES)
-        t.roof[n_roof++] = attn_roof_probe_pass(roof);
     if (rc != ATTN_OK) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "run() returned %d in the timing rounds", rc);
     } else {
@@ -99,7 +96,7 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_ro
         if (twin)
             row->paired_time_ns_median = attn_median(t.b, n);
         if (roof)
-            matrix_set_paired_roof(row, roof, matrix_roof_of_passes(t.roof, n_roof));
+            matrix_set_paired_roof(row, roof, t.roof, n_roof);
     }
     free_times(&t);
     return rc == ATTN_OK ? 0 : -1;
@@ -122,8 +119,12 @@ double matrix_roof_of_passes(const double *passes, int n)
     return best;
 }
 
-void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double rate)
+void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double *passes,
+                            int n)
 {
+    while (n < MIN_ROOF_PASSES)
+        passes[n++] = attn_roof_probe_pass(roof);
+    const double rate = matrix_roof_of_passes(passes, n);
     if (roof->bandwidth)
         row->peak_gbytes_per_s = rate;
     else

@@ -167,7 +167,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const attn_roof_prob
     k = k < 1 ? 1 : k > MAX_REPS_PER_ROUND ? MAX_REPS_PER_ROUND : k;
     t->peer = calloc((size_t)(rounds * k), sizeof *t->peer);
     t->variant = calloc((size_t)(rounds * k), sizeof *t->variant);
-    t->roof = roof ? calloc((size_t)rounds, sizeof *t->roof) : NULL;
+    t->roof = roof ? calloc((size_t)(rounds + MATRIX_PLAN_MIN_ROOF_PASSES), sizeof *t->roof) : NULL;
     t->n_peer = t->n_variant = t->n_roof = 0;
     if (!t->peer || !t->variant || (roof && !t->roof)) {
         snprintf(err, cap, "out of memory for the timings");
@@ -248,8 +248,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
                 row->paired_threads = pc->threads;
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
-            if (roof && t.n_roof)
-                matrix_set_paired_roof(row, roof, matrix_roof_of_passes(t.roof, t.n_roof));
+            if (roof)
+                matrix_set_paired_roof(row, roof, t.roof, t.n_roof);
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
             row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
             matrix_judge_roof(row);

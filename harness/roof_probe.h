@@ -8,11 +8,12 @@
  * much the neighbours' as the code's. So each round of a row's calls also
  * times one pass of the roof's own kernel — the one the run's peak chose
  * (FMA chains, read kernel), at the row's thread count — and the row is
- * judged against the best of those passes (matrix_roof_of_passes: a
- * neighbour can slow a pass, nothing speeds one up; the median let a
- * stretch of stolen passes put rows at 109-180 % of a "roof" on a Zen 4
- * VM): a variant against its roof from one stretch of time, as a ratio target is timed against its
- * twin (matrix_pair.c). */
+ * judged against the best of those passes, 3 at least
+ * (matrix_set_paired_roof: a neighbour can slow a pass, nothing speeds
+ * one up; the median let a stretch of stolen passes put rows at
+ * 109-180 % of a "roof" on a Zen 4 VM): a variant against its roof from
+ * one stretch of time, as a ratio target is timed against its twin
+ * (matrix_pair.c). */
 #ifndef ATTN_ROOF_PROBE_H
 #define ATTN_ROOF_PROBE_H
 

@@ -759,6 +759,27 @@ static void test_roof_of_passes(check_tally *tc)
     CHECK(tc, isnan(matrix_roof_of_passes(junk, 4)), "no usable pass: NaN, not %g",
           matrix_roof_of_passes(junk, 4));
     CHECK(tc, isnan(matrix_roof_of_passes(NULL, 0)), "no pass: NaN");
+
+    /* The setter every paired row goes through: 3 passes given, none
+     * added (a real pass of this CPU's FMA roof reads far above 30); one
+     * pass given, the probe's own passes added until there are 3. */
+    attn_roof_probe probe;
+    char why[128] = "";
+    if (attn_roof_probe_compute(&probe, ATTN_ROOF_FMA, 0, 1, 0.002, why, sizeof why) != 0) {
+        CHECK(tc, 0, "FMA roof probe: %s", why);
+        return;
+    }
+    double passes[3 + MATRIX_PLAN_MIN_ROOF_PASSES] = {10.0, 30.0, 20.0};
+    attn_result_row row = {0};
+    matrix_set_paired_roof(&row, &probe, passes, 3);
+    CHECK(tc, row.peak_gflops == 30.0 && strcmp(row.roof_source, "paired") == 0,
+          "3 passes: their best, none added: %g (%s)", row.peak_gflops, row.roof_source);
+    passes[0] = passes[1] = passes[2] = NAN;
+    matrix_set_paired_roof(&row, &probe, passes, 1);
+    CHECK(tc, isfinite(passes[1]) && passes[1] > 1.0 && isfinite(passes[2]) && passes[2] > 1.0,
+          "1 pass: 2 of the probe's added: %g, %g", passes[1], passes[2]);
+    CHECK(tc, row.peak_gflops == fmax(passes[1], passes[2]), "1 pass: the best of 3: %g",
+          row.peak_gflops);
 }
 
 int main(void)
