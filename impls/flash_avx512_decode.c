@@ -6,7 +6,6 @@
  * -mavx512f -mfma. */
 #include <immintrin.h>
 #include <math.h>
-#include <string.h>
 
 #include "flash_avx512_decode.h"
 #include "simd_avx512.h"
@@ -36,8 +35,15 @@ static inline int32_t min32(int32_t a, int32_t b)
  * cache is read as it is, 16 elements per 32-byte load widened in registers
  * (vcvtph2ps; a zero-extension and a 16-bit shift for bf16, both AVX512F),
  * so it moves half the bytes (flash_avx512.c's few_reads: every type). */
-/* FEW_PREFETCH: K and V lines are also prefetched 8 KiB ahead of the loads
- * (into L1), in address order. A key group's 16/R rows are read side by
+/* FEW_PREFETCH: K and V lines are also prefetched 8 KiB ahead of the loads,
+ * in address order, into L2 (prefetcht1): a prefetch into L1 holds one of
+ * the core's few L1 miss buffers for the whole trip to DRAM, so the
+ * stream a core could keep in flight was bounded by them; the loads then
+ * find the lines in L2. Measured on a Zen 4 (Hq 32 / Hkv 8, n_kv 32768,
+ * d 128, alternating rounds of one process): into L2 instead of L1
+ * 1.13x (f16) and 1.25-1.28x (f32) at 1 thread, 1.14x and 1.10x at 2;
+ * 4, 16 or 32 KiB ahead within +-5 % of 8. Where the rest of this comment
+ * says "prefetch", it was measured into L1 on a Zen 5. A key group's 16/R rows are read side by
  * side, 16 columns of each at a time; prefetching each load's own line
  * ahead asked for the group's lines in that interleaved order too (rows
  * d_k·size bytes apart), and DRAM served that stream at ~2/3 of a plain
@@ -73,26 +79,46 @@ FLASH_INLINE __m512 fold_rows_sum(__m512 x, const int R)
     return x;
 }
 
-/* 16 elements of K or V (type T) from element e, widened to f32 (exact). */
-FLASH_INLINE __m512 load16(const void *base, size_t e, const int T)
+/* 16 f16 or bf16 elements widened to f32 (exact). */
+FLASH_INLINE __m512 widen16(__m256i h, const int T)
 {
-    if (T == ATTN_F32)
-        return _mm512_loadu_ps((const float *)base + e);
-    __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)base + e));
     if (T == ATTN_F16)
         return _mm512_cvtph_ps(h);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
+/* 16 elements of K or V (type T) from element e, widened to f32 (exact). */
+FLASH_INLINE __m512 load16(const void *base, size_t e, const int T)
+{
+    if (T == ATTN_F32)
+        return _mm512_loadu_ps((const float *)base + e);
+    return widen16(_mm256_loadu_si256((const __m256i *)((const uint16_t *)base + e)), T);
+}
+
+/* 16-bit elements [0, n) of p in the low half, zero past, nothing read
+ * past element n - 1. 16-bit masked loads would need AVX512BW, so the
+ * pairs come by a 32-bit masked load and an odd last element by itself.
+ * Not a memcpy into a buffer: that was a call in the key loop, and the
+ * call made GCC keep the 16 score accumulators in memory across it (the
+ * f16 / bf16 instances stored and reloaded them every key group even at
+ * d_k 128, where the tail never runs): 1.23-1.36x on a Zen 4 at 1 thread,
+ * 1.18-1.31x at 2 with the prefetch hint below (Hq 32 / Hkv 8, n_kv
+ * 32768, d 128, alternating rounds of one process). */
+FLASH_INLINE __m256i load_u16_tail(const uint16_t *p, int n)
+{
+    __m512i w = _mm512_maskz_loadu_epi32((__mmask16)((1u << (n / 2)) - 1), p);
+    if (n & 1)
+        w = _mm512_mask_set1_epi32(w, (__mmask16)(1u << (n / 2)), p[n - 1]);
+    return _mm512_castsi512_si256(w);
+}
+
 /* The lanes of `tail` (the first n), zero past: what lies beyond is the
- * next row. 16-bit masked loads would need AVX512BW: narrow types copy. */
+ * next row. */
 FLASH_INLINE __m512 load16_tail(const void *base, size_t e, __mmask16 tail, const int T)
 {
     if (T == ATTN_F32)
         return _mm512_maskz_loadu_ps(tail, (const float *)base + e);
-    uint16_t h[LANES] = {0};
-    memcpy(h, (const uint16_t *)base + e, sizeof h[0] * (size_t)__builtin_popcount(tail));
-    return load16(h, 0, T);
+    return widen16(load_u16_tail((const uint16_t *)base + e, __builtin_popcount(tail)), T);
 }
 
 /* acc[i·R + r] += q_r[c..c+16) · k_i[c..c+16) (key i's row from element
@@ -106,7 +132,7 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
     for (int r = 0; r < R; r++)
         q[r] = _mm512_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int32_t n = 0; n < per && pf->lines > 0; n++, pf->at += 64, pf->lines--)
-        _mm_prefetch(pf->at, _MM_HINT_T0);
+        _mm_prefetch(pf->at, _MM_HINT_T1);
     for (int i = 0; i < kg; i++) {
         __m512 kv = tail == 0xffff ? load16(kb, k[i] + (size_t)c, T)
                                    : load16_tail(kb, k[i] + (size_t)c, tail, T);
@@ -195,7 +221,7 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
         __m512 v[MAX_NZ];
         if (r0 == 0)
             for (int z = 0; z < nz; z++)
-                _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
+                _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T1);
         for (int z = 0; z < nz; z++)
             v[z] = in_register(z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
                                    ? load16_tail(vb, vr + LANES * z, last, T)
@@ -244,7 +270,7 @@ FLASH_INLINE void few_accumulate_wide(const flash_tile *t, int32_t j0, int32_t n
     const float *p = t->scores;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += RW) {
         for (int z = 0; z < NW; z++)
-            _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T1);
         __mmask16 vis[RW];
         for (int r = 0; r < RW; r++)
             vis[r] = masked ? (__mmask16) - (int)(j0 + j < seen[r]) : 0xffff;
