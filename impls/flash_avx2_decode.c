@@ -9,22 +9,23 @@
  *           lanes with XOR permutes, so every lane of a row holds its m, l;
  *   P·V     V rows streamed in order into a register tile of acc (rp rows
  *           x nz column vectors), the weight broadcast from the scores.
- * K and V are each read front to back, once; f32 K/V one key block ahead:
- * while a block's scores and P·V run, the next block's K and V rows are
- * fetched into L2, a few lines per step of either phase, so the memory streams
- * the whole time and P·V's column passes over the block hit L2 (K also
- * has a software prefetch 4 KiB ahead, into L2 as well: into L1 each
- * line held one of the core's few L1 miss buffers for its whole trip
- * from DRAM; on a Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating
- * rounds of one process, into L2 was 1.38x / 1.25x faster with an f16 /
- * bf16 cache at 1 thread, 1.41x / 1.32x at 2, f32 within 1 %). Before, the reads came
- * only with the scores (K's stream, and each key's V row fetched as its
- * score ran) and P·V, as long as the scores at GQA decode, left the
- * memory idle: A/B at 2 threads, n_kv = 32768, d = 128, medians of 8
- * alternations of a timing program of its own (inputs from malloc): 1.23x
- * at Hq 32 / Hkv 8, 1.20x at 32 / 32; under `attnbench bench`, medians of
- * 6 alternations, 1.04x and 1.20x (what the hardware prefetchers already
- * cover differs with the buffers). Rows as lanes
+ * K and V are each read front to back, once. Each key group's V rows are
+ * prefetched into L2 while its scores run (P·V walks V in column passes,
+ * rows strided by d_v, which the hardware prefetchers do not follow), and
+ * K 4 KiB ahead of each load, into L2 as well: into L1 each line held one
+ * of the core's few L1 miss buffers for its whole trip from DRAM (on a
+ * Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds of one
+ * process, into L2 was 1.38x / 1.25x faster with an f16 / bf16 cache at
+ * 1 thread, 1.41x / 1.32x at 2). An f32 cache once fetched the next key
+ * block into L2 instead, a few lines per step of the scores and P·V;
+ * with the prefetches into L2 that cost core time and bought nothing: the
+ * same Zen 4, alternating rounds, without it 1.3-1.8x in cache (n_kv
+ * 1024, 1 and 2 threads), 1.03-1.55x from DRAM at 1 thread and
+ * 1.07-1.22x at 2 (Hq 32 / Hkv 8, d 64 and 128), d 256 0.85-1.18x at 1
+ * thread and 1.10x at 2, only Hq 32 / Hkv 32 at 2 threads 0.95-0.98x.
+ * Prefetching each group's K rows as one span (as avx512's decode does)
+ * and V 8 KiB ahead in P·V's first pass instead: 0.65x / 0.74x with f16 /
+ * bf16, f32 within noise. Rows as lanes
  * (the block kernel) would leave 8 - R lanes idle and broadcast K element
  * by element: at GQA decode (R = 4) that ran at half the read roof. An
  * f16/bf16 KV cache is read as it is, 8 elements per 16-byte load widened
@@ -90,40 +91,13 @@ FLASH_INLINE __m256 load_tail(const void *base, size_t e, int n, const int T)
     return load8(h, 0, T);
 }
 
-/* The next key block's K rows, then its V rows, into L2: `per` lines at
- * every step of this block's scores and P·V (see the top of the file).
- * f32 K/V only: with an f16/bf16 cache (half the bytes, widened in
- * registers) the same prefetch made decode 1.7x slower in an A/B at n_kv =
- * 32768, Hq 32 / Hkv 8; those copies keep each key's V row fetched with its
- * score, in every block, and do not even carry the step (its registers
- * alone cost them 1.5x). */
-typedef struct few_prefetch {
-    const char *at[2];
-    int32_t lines[2];
-    int32_t per; /* lines per step */
-} few_prefetch;
-
-FLASH_INLINE void few_prefetch_step(few_prefetch *f)
-{
-    for (int32_t n = 0; n < f->per; n++) {
-        const int w = f->lines[0] > 0 ? 0 : 1;
-        if (f->lines[w] <= 0)
-            return;
-        _mm_prefetch(f->at[w], _MM_HINT_T1);
-        f->at[w] += 64;
-        f->lines[w]--;
-    }
-}
-
 /* acc[i·R + r] += q_r[c..c+8) · k_i[c..c+8) (key i's row from element
  * k[i] of kb); `tail` (n lanes) for the last columns of d_k: K past d_k is
  * the next key's row (maybe NaN), never read. */
 FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t *k, int32_t c,
-                               int tail, const int R, const int T, __m256 *acc, few_prefetch *pf)
+                               int tail, const int R, const int T, __m256 *acc)
 {
     const int kg = LANES / R;
-    if (T == ATTN_F32)
-        few_prefetch_step(pf);
     /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
      * R = 8 would need 17 of the 16 ymm: q is reloaded from L1 per key. */
     __m256 q[4];
@@ -144,7 +118,7 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
 /* Unscaled scores of the 8/R keys from key j (nk of them real: the rest
  * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
 FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
-                                     const int T, few_prefetch *pf)
+                                     const int T)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
@@ -153,11 +127,9 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
-    /* A block no block before it fetched (a tile's first; every block of
-     * an f16/bf16 cache): its keys' V rows, whole, into L2 while their
-     * scores run (P·V walks V in column passes, rows strided by d_v, which
-     * the hardware prefetchers do not follow). */
-    if (!t->staged && (T != ATTN_F32 || j < t->kv_begin + t->kv_block)) {
+    /* The keys' V rows, whole, into L2 while their scores run (see the
+     * top of the file). */
+    if (!t->staged) {
         const void *vb = flash_kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
         for (int i = 0; i < min32(kg, nk); i++) {
@@ -170,9 +142,9 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
         acc[n] = _mm256_setzero_ps();
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
-        few_dot_step(t, kb, k, c, LANES, R, T, acc, pf);
+        few_dot_step(t, kb, k, c, LANES, R, T, acc);
     if (c < d_k)
-        few_dot_step(t, kb, k, c, d_k - c, R, T, acc, pf);
+        few_dot_step(t, kb, k, c, d_k - c, R, T, acc);
     return attn_hsum8_avx2(acc);
 }
 
@@ -180,8 +152,7 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
  * `last` lanes): alpha, then the block's weighted V rows. */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, int last, const int R,
-                                 const int T, const int masked, const float *alpha, int rescale,
-                                 few_prefetch *pf)
+                                 const int T, const int masked, const float *alpha, int rescale)
 {
     const int32_t d_v = t->d_v;
     __m256 a[FEW_ROWS][4];
@@ -197,8 +168,6 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
-        if (T == ATTN_F32)
-            few_prefetch_step(pf);
         __m256 v[4];
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
@@ -227,25 +196,18 @@ static inline int few_rows_per_pass(int nz, int R)
     return R < rp_max ? R : rp_max;
 }
 
-/* How many passes of few_rows_per_pass rows cover the R rows. */
-static inline int64_t few_row_passes(int nz, int R)
-{
-    const int rp = few_rows_per_pass(nz, R);
-    return (R + rp - 1) / rp;
-}
-
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
                                 const int nz, int last, const int R, const int T, const int masked,
-                                const float *alpha, int rescale, few_prefetch *pf)
+                                const float *alpha, int rescale)
 {
     const int rp = few_rows_per_pass(nz, R);
     for (int32_t r0 = 0; r0 < R; r0 += rp)
-        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale, pf);
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
 }
 
 /* P·V's column passes over a block, widest first: of4 passes of 4
  * vectors, then of2 of 2, then of1 of 1 (the last vector maybe partial).
- * few_pv walks them; few_steps counts them for the prefetch. */
+ * few_pv walks them. */
 typedef struct few_passes {
     int32_t vectors, of4, of2, of1;
 } few_passes;
@@ -257,52 +219,22 @@ static inline few_passes few_column_passes(int32_t d_v)
 }
 
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
-                         const int masked, const float *alpha, int rescale, few_prefetch *pf)
+                         const int masked, const float *alpha, int rescale)
 {
     const few_passes np = few_column_passes(t->d_v);
     const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
     int32_t z0 = 0;
     for (int32_t i = 0; i < np.of4; i++, z0 += 4)
-        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
-                      pf);
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha,
+                      rescale);
     if (np.of2) {
-        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
-                      pf);
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha,
+                      rescale);
         z0 += 2;
     }
     if (np.of1)
-        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale, pf);
-}
-
-/* Steps of one block of nb keys: the scores' dot steps plus P·V's key
- * steps, pass by pass (as few_group_scores and few_pv walk them). */
-static int64_t few_steps(const flash_tile *t, int32_t nb, int R)
-{
-    const few_passes np = few_column_passes(t->d_v);
-    const int64_t rows_passes = np.of4 * few_row_passes(4, R) + np.of2 * few_row_passes(2, R) +
-                                np.of1 * few_row_passes(1, R);
-    const int kg = LANES / R;
-    return (int64_t)((nb + kg - 1) / kg) * ((t->d_k + LANES - 1) / LANES) + rows_passes * nb;
-}
-
-/* The prefetch of the block after [j0, j0 + nb) (none when staged: the
- * driver widens each block from its narrow source). */
-static few_prefetch few_next_block(const flash_tile *t, int32_t j0, int32_t nb, int R, int T)
-{
-    few_prefetch f = {{NULL, NULL}, {0, 0}, 0};
-    const int32_t j1 = j0 + nb, nb1 = min32(t->kv_block, t->kv_end - j1);
-    if (t->staged || T != ATTN_F32 || nb1 <= 0)
-        return f;
-    const size_t es = T == ATTN_F32 ? 4 : 2;
-    const size_t kbytes = (size_t)nb1 * (size_t)t->d_k * es, vbytes = (size_t)nb1 * t->d_v * es;
-    f.at[0] = flash_byte_at(flash_kv_base(t, 0, T), (size_t)(j1 - t->kv_row0) * t->d_k, T);
-    f.at[1] = flash_byte_at(flash_kv_base(t, 1, T), (size_t)(j1 - t->kv_row0) * t->d_v, T);
-    f.lines[0] = (int32_t)((kbytes + 63) / 64);
-    f.lines[1] = (int32_t)((vbytes + 63) / 64);
-    const int64_t steps = few_steps(t, nb, R);
-    f.per = (int32_t)((f.lines[0] + f.lines[1] + steps - 1) / steps);
-    return f;
+        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale);
 }
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
@@ -316,10 +248,9 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     const __m256i seen =
         _mm256_permutevar8x32_epi32(_mm256_maskload_epi32(t->seen, attn_tail_mask_avx2(R)),
                                     _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1)));
-    few_prefetch pf = few_next_block(t, j0, nb, R, T);
     __m256 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T, &pf);
+        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T);
         __m256i jv = _mm256_add_epi32(key, _mm256_set1_epi32(j0 + jj));
         __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(j0 + nb), jv);
         if (masked)
@@ -345,7 +276,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     *l = _mm256_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
     float alpha_r[LANES] __attribute__((aligned(32)));
     _mm256_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
-    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale, &pf);
+    few_pv(t, j0, nb, R, T, masked, alpha_r, rescale);
 }
 
 FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T)
