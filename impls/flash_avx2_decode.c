@@ -131,7 +131,7 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
      * top of the file). */
     if (!t->staged) {
         const void *vb = flash_kv_base(t, 1, T);
-        const size_t row_bytes = (size_t)t->d_v * (T == ATTN_F32 ? 4 : 2);
+        const size_t row_bytes = (size_t)t->d_v * attn_dtype_size(T);
         for (int i = 0; i < min32(kg, nk); i++) {
             const char *row = flash_byte_at(vb, (size_t)(j - t->kv_row0 + i) * t->d_v, T);
             for (size_t b = 0; b < row_bytes; b += 64)

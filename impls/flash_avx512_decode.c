@@ -131,8 +131,8 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
     __m512 q[FEW_ROWS];
     for (int r = 0; r < R; r++)
         q[r] = _mm512_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
-    for (int32_t n = 0; n < per && pf->lines > 0; n++, pf->at += 64, pf->lines--)
-        _mm_prefetch(pf->at, _MM_HINT_T1);
+    for (int32_t n = 0; n < per; n++)
+        flash_prefetch_step(pf);
     for (int i = 0; i < kg; i++) {
         __m512 kv = tail == 0xffff ? load16(kb, k[i] + (size_t)c, T)
                                    : load16_tail(kb, k[i] + (size_t)c, tail, T);
@@ -159,34 +159,29 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
 enum { KEY_MAJOR_Q = 16 };
 
 FLASH_INLINE __m512 few_group_scores_key_major(const flash_tile *t, const void *kb, const size_t *k,
-                                               const int R, const int T, __m512 *acc,
-                                               flash_prefetch *pf)
+                                               const int T, __m512 *acc, flash_prefetch *pf)
 {
-    const int kg = LANES / R, zmax = KEY_MAJOR_Q / R; /* R = 1 */
-    const int32_t d_k = t->d_k, nzk = (d_k + LANES - 1) / LANES;
-    const __mmask16 tail = attn_tail_mask_avx512(d_k - LANES * (nzk - 1));
-    /* Loops to the constant zmax, guarded by nzk: the indices of q are
-     * constants, so it lives in registers (a loop to nzk left it on the
-     * stack and gave back the gain). */
+    const int32_t nzk = (t->d_k + LANES - 1) / LANES;
+    const __mmask16 tail = attn_tail_mask_avx512(t->d_k - LANES * (nzk - 1));
+    /* Loops to the constant KEY_MAJOR_Q, guarded by nzk: the indices of q
+     * are constants, so it lives in registers (a loop to nzk left it on
+     * the stack and gave back the gain). */
     __m512 q[KEY_MAJOR_Q];
 #pragma GCC unroll 16
-    for (int z = 0; z < zmax; z++)
-        for (int r = 0; r < R; r++)
-            q[r * zmax + z] = z < nzk ? _mm512_load_ps(t->q + (size_t)r * t->ld + LANES * z)
-                                      : _mm512_setzero_ps();
-    const int32_t per_key = (pf->lines + kg - 1) / kg;
-    for (int i = 0; i < kg; i++) {
-        for (int32_t n = 0; n < per_key && pf->lines > 0; n++, pf->at += 64, pf->lines--)
-            _mm_prefetch(pf->at, _MM_HINT_T1);
+    for (int z = 0; z < KEY_MAJOR_Q; z++)
+        q[z] = z < nzk ? _mm512_load_ps(t->q + LANES * z) : _mm512_setzero_ps();
+    const int32_t per_key = (pf->lines + LANES - 1) / LANES;
+    for (int i = 0; i < LANES; i++) {
+        for (int32_t n = 0; n < per_key; n++)
+            flash_prefetch_step(pf);
 #pragma GCC unroll 16
-        for (int z = 0; z < zmax; z++) {
+        for (int z = 0; z < KEY_MAJOR_Q; z++) {
             if (z >= nzk)
                 break;
             __m512 kv = z < nzk - 1 || tail == 0xffff
                             ? load16(kb, k[i] + (size_t)LANES * z, T)
                             : load16_tail(kb, k[i] + (size_t)LANES * z, tail, T);
-            for (int r = 0; r < R; r++)
-                acc[i * R + r] = _mm512_fmadd_ps(q[r * zmax + z], kv, acc[i * R + r]);
+            acc[i] = _mm512_fmadd_ps(q[z], kv, acc[i]);
         }
     }
     return attn_hsum16_avx512(acc);
@@ -211,7 +206,7 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     flash_prefetch pf = flash_prefetch_bytes(flash_byte_at(kb, k[0], T) + FEW_PREFETCH,
                                              (int64_t)kg * d_k * (int64_t)attn_dtype_size(T));
     if (R == 1 && (d_k + LANES - 1) / LANES <= KEY_MAJOR_Q)
-        return few_group_scores_key_major(t, kb, k, R, T, acc, &pf);
+        return few_group_scores_key_major(t, kb, k, T, acc, &pf);
     int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
         few_dot_step(t, kb, k, c, 0xffff, R, T, acc, &pf, per);
