@@ -170,6 +170,8 @@ static const attn_case full_cases[] = {
     {{1, 2, 1, 3, 300, 33, 33, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 2, 1, 16, 16, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     {{1, 1, 1, 8, 1500, 128, 256, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
+    /* 4 rows, d_v of 9 vectors of 8 (the last short): avx2's passes of 2 */
+    {{1, 8, 2, 1, 333, 40, 70, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* d_k != d_v */
     {{1, 2, 2, 50, 50, 48, 20, 0, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     {{1, 2, 1, 50, 70, 7, 129, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},

@@ -12,8 +12,8 @@
  * K and V are each read front to back, once. Each key group's V rows are
  * prefetched into L2 while its scores run (P·V walks V in column passes,
  * rows strided by d_v, which the hardware prefetchers do not follow), and
- * K 4 KiB ahead of each load, into L2 as well: into L1 each line held one
- * of the core's few L1 miss buffers for its whole trip from DRAM (on a
+ * K 4 KiB ahead of each line it loads, into L2 as well: into L1 each line
+ * held one of the core's few L1 miss buffers for its whole trip from DRAM (on a
  * Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds of one
  * process, into L2 was 1.38x / 1.25x faster with an f16 / bf16 cache at
  * 1 thread, 1.41x / 1.32x at 2). An f32 cache once fetched the next key
@@ -104,7 +104,9 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
     for (int r = 0; r < R && R <= 4; r++)
         q[r] = _mm256_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
     for (int i = 0; i < kg; i++) {
-        if (!t->staged)
+        /* One prefetch per 64-byte line of the row, not per load: 2-4
+         * fewer load-port slots per line (in L2, 1.04x with every type). */
+        if (!t->staged && ((size_t)c * attn_dtype_size(T) & 63) == 0)
             _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T1);
         __m256 kv = tail == LANES ? load8(kb, k[i] + (size_t)c, T)
                                   : load_tail(kb, k[i] + (size_t)c, tail, T);
@@ -207,32 +209,39 @@ FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int
 
 /* P·V's column passes over a block, widest first: of4 passes of 4
  * vectors, then of2 of 2, then of1 of 1 (the last vector maybe partial).
- * few_pv walks them. */
+ * With 4 or 8 rows, an f32 or bf16 cache goes in passes of at most 2
+ * vectors: then 4 rows share each pass (few_rows_per_pass), so each V
+ * vector is loaded (and widened) once for 4 rows instead of once per 2;
+ * each row's weight is broadcast 8 times per key instead of 4. Zen 4,
+ * Hq 32 / Hkv 8 (R = 4), n_kv 96 in L2, 1 thread, alternating rounds of
+ * one process: f32 1.07x / 1.19x / 1.16x at d 64 / 128 / 256, bf16
+ * 1.02-1.06x, R = 8 (Hq 64) f32 1.14x, bf16 1.05x; an f16 cache
+ * 0.96-0.99x, so it keeps the passes of 4. few_pv walks them. */
 typedef struct few_passes {
     int32_t vectors, of4, of2, of1;
 } few_passes;
 
-static inline few_passes few_column_passes(int32_t d_v)
+static inline few_passes few_column_passes(int32_t d_v, int widest)
 {
     const int32_t nzv = (d_v + LANES - 1) / LANES;
+    if (widest == 2)
+        return (few_passes){nzv, 0, nzv / 2, nzv % 2};
     return (few_passes){nzv, nzv / 4, nzv % 4 / 2, nzv % 2};
 }
 
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                          const int masked, const float *alpha, int rescale)
 {
-    const few_passes np = few_column_passes(t->d_v);
+    const few_passes np = few_column_passes(t->d_v, R >= 4 && T != ATTN_F16 ? 2 : 4);
     const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
     int32_t z0 = 0;
     for (int32_t i = 0; i < np.of4; i++, z0 += 4)
         few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha,
                       rescale);
-    if (np.of2) {
+    for (int32_t i = 0; i < np.of2; i++, z0 += 2)
         few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha,
                       rescale);
-        z0 += 2;
-    }
     if (np.of1)
         few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale);
 }
