@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma */
+void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma; x <= 40 */
 void attn_exp_avx512_array(const float *x, float *y, size_t n); /* avx512f + fma */
 
 #endif
