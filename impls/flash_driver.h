@@ -12,8 +12,9 @@
  * the state (m[r], l[r], acc[c][r]), which makes every softmax step — max,
  * exp, sum, rescale, causal mask — a vertical vector operation.
  *
- * Threads: OpenMP over (batch, K/V head, tile) units, static round-robin, so
- * a row's result never depends on which thread computed it. With f16/bf16
+ * Threads: OpenMP over (batch, K/V head, tile) units, each taken by the
+ * next free thread (dynamic, one at a time); a row's result never depends
+ * on which thread computed it. With f16/bf16
  * K/V a unit is a group of up to 4 consecutive tiles of one head, so each
  * widened key block serves them all (the same blocks in the same order per
  * tile: the same bits as tile by tile). When there are
