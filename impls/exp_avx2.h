@@ -14,7 +14,7 @@
  * subnormal. Larger x give e^40, +inf included: the kernels only pass
  * s·scale - m with m the running max (<= 0 up to a rounding) and
  * m_old - m_new (<= 0), and capping the domain saves a third of the
- * instructions (below). (simd_avx512.h has a shorter one with a 16-entry
+ * instructions (below). (exp_avx512.h has a shorter one with a 16-entry
  * table, a degree-3 polynomial and vscalefps: 1.06 ulp.)
  *
  *   x = n·ln2/8 + r,  n = round(8x/ln2),  |r| <= ln2/16

@@ -113,6 +113,14 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
     }
 }
 
+/* The line holding element c of each of the kg K rows, FEW_PREFETCH bytes
+ * ahead, into L2 (see the top of the file). */
+FLASH_INLINE void prefetch_k_line(const void *kb, const size_t *k, int kg, int32_t c, const int T)
+{
+    for (int i = 0; i < kg; i++)
+        _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T1);
+}
+
 /* Unscaled scores of the 8/R keys from key j (nk of them real: the rest
  * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
 FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
@@ -126,8 +134,9 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
     /* The keys' V rows, whole, into L2 while their scores run (see the
-     * top of the file). */
-    if (!t->staged) {
+     * top of the file); a staged block is already in cache. */
+    const int prefetch = !t->staged;
+    if (prefetch) {
         const void *vb = flash_kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * attn_dtype_size(T);
         for (int i = 0; i < min32(kg, nk); i++) {
@@ -148,18 +157,15 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
      * f32 0.98-1.01x; from DRAM (n_kv 32768, 2 threads) f16 1.06x, bf16
      * 1.11x. */
     const int line_steps = 64 / (LANES * (int)attn_dtype_size(T)); /* 2 or 4 */
-    const int prefetch = !t->staged;
     int32_t c = 0;
     for (; c + line_steps * LANES <= d_k; c += line_steps * LANES) {
         if (prefetch)
-            for (int i = 0; i < kg; i++)
-                _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T1);
+            prefetch_k_line(kb, k, kg, c, T);
         for (int s = 0; s < line_steps; s++)
             few_dot_step(t, kb, k, c + LANES * s, LANES, R, T, acc);
     }
     if (prefetch && c < d_k)
-        for (int i = 0; i < kg; i++)
-            _mm_prefetch(flash_byte_at(kb, k[i] + (size_t)c, T) + FEW_PREFETCH, _MM_HINT_T1);
+        prefetch_k_line(kb, k, kg, c, T);
     for (; c + LANES <= d_k; c += LANES)
         few_dot_step(t, kb, k, c, LANES, R, T, acc);
     if (c < d_k)
