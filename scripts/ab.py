@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Two builds of libattn.so (or two variants) on one case, in alternating
+rounds of one process: the ratio of their times, measured the way every
+"alternating rounds" figure in README was.
+
+On a shared machine the speed of the same call moves by 5-30 % from one
+minute to the next (neighbours, frequency). Two timings taken minutes
+apart then compare the minutes as much as the code. Here each round times
+A, then B (the order flips every round), and the ratio is taken within the
+round, so a slow stretch slows both sides of it; the median round ratio
+and its spread are the result.
+
+    scripts/ab.py --a old/libattn.so --b build/libattn.so \\
+        --case impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=32768,dk=128,dv=128,causal=0,kv=f16 \\
+        [--variant-b NAME] [--threads N] [--rounds N] [--seconds S]
+
+--case is a canonical case name (verify, bench and the matrix CSV print
+them); --variant-b times another variant as B (same build unless --b says
+otherwise). Each library is copied to a file of its own first, so the same
+build may be A and B (a null test: its ratio shows the noise floor).
+Exit 0 with the ratio, 1 when a call fails, 2 on bad usage.
+"""
+
+import argparse
+import ctypes
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+SHAPE_KEYS = ("B", "Hq", "Hkv", "nq", "nkv", "dk", "dv", "causal")
+
+
+class UsageError(Exception):
+    pass
+
+
+class Shape(ctypes.Structure):
+    # include/attn.h's attn_shape, field order and all.
+    _fields_ = [(name, ctypes.c_int32) for name in
+                ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal")] + \
+               [("scale", ctypes.c_float)]
+
+
+class Types(ctypes.Structure):
+    _fields_ = [("q", ctypes.c_int32), ("kv", ctypes.c_int32), ("o", ctypes.c_int32)]
+
+
+def parse_case(name):
+    """impl=..,B=..,Hq=..,...[,scale=..][,q=..,kv=..,o=..] -> (variant, Shape, Types)."""
+    fields = {}
+    for part in name.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or not value:
+            raise UsageError(f"--case: '{part}' is not key=value")
+        if key in fields:
+            raise UsageError(f"--case: '{key}' given twice")
+        fields[key] = value
+    allowed = {"impl", "scale", "q", "kv", "o", "data", *SHAPE_KEYS}
+    for key in fields:
+        if key not in allowed:
+            raise UsageError(f"--case: unknown field '{key}' (takes {', '.join(sorted(allowed))})")
+    if fields.get("data", "normal") != "normal":
+        raise UsageError(f"--case: data={fields['data']}: only normal data is timed here")
+    if "impl" not in fields:
+        raise UsageError("--case: impl= (the variant) is required")
+    values = []
+    for key in SHAPE_KEYS:
+        if key not in fields:
+            raise UsageError(f"--case: {key}= is required")
+        try:
+            values.append(int(fields[key]))
+        except ValueError:
+            raise UsageError(f"--case: {key}={fields[key]} is not an integer") from None
+    try:
+        scale = float(fields.get("scale", "0"))
+    except ValueError:
+        raise UsageError(f"--case: scale={fields['scale']} is not a number") from None
+    types = []
+    for key in ("q", "kv", "o"):
+        t = fields.get(key, "f32")
+        if t not in DTYPES:
+            raise UsageError(f"--case: {key}={t} (takes f32, f16, bf16)")
+        types.append(DTYPES[t])
+    named = dict(zip(SHAPE_KEYS, values))
+    for key, value in named.items():
+        if key != "causal" and value < 1:
+            raise UsageError(f"--case: {key}={value}: at least 1")
+    if named["causal"] not in (0, 1):
+        raise UsageError(f"--case: causal={named['causal']}: 0 or 1")
+    if named["Hq"] % named["Hkv"]:
+        raise UsageError(f"--case: Hkv={named['Hkv']} does not divide Hq={named['Hq']}")
+    return fields["impl"], Shape(*values, scale), Types(*types)
+
+
+def tensor(rng, count, dtype):
+    """N(0,1) values rounded to nearest even into dtype, as the harness makes them."""
+    x = rng.standard_normal(count, dtype=np.float32)
+    if dtype == DTYPES["f16"]:
+        return x.astype(np.float16).view(np.uint16)
+    if dtype == DTYPES["bf16"]:
+        bits = x.view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return x
+
+
+def load(path, copy_dir, tag):
+    if not os.path.isfile(path):
+        raise UsageError(f"--{tag}: {path}: no such file")
+    # A file of its own: dlopen would hand back the library already
+    # loaded under the same path, so A and B would be one copy.
+    copy = os.path.join(copy_dir, f"libattn_{tag}.so")
+    shutil.copyfile(path, copy)
+    lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL)
+    lib.attn_run_typed.restype = ctypes.c_int
+    lib.attn_run_typed.argtypes = [ctypes.c_char_p, ctypes.POINTER(Shape), ctypes.POINTER(Types),
+                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p]
+    lib.attn_strerror.restype = ctypes.c_char_p
+    lib.attn_strerror.argtypes = [ctypes.c_int]
+    return lib
+
+
+class Side:
+    def __init__(self, lib, variant, shape, types, buffers):
+        self.lib, self.variant = lib, variant.encode()
+        self.shape, self.types, self.buffers = shape, types, buffers
+
+    def call(self):
+        q, k, v, o = (b.ctypes.data for b in self.buffers)
+        rc = self.lib.attn_run_typed(self.variant, ctypes.byref(self.shape),
+                                     ctypes.byref(self.types), q, k, v, o)
+        if rc != 0:
+            raise RuntimeError(f"{self.variant.decode()}: {self.lib.attn_strerror(rc).decode()}")
+
+    def seconds_per_call(self, reps):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            self.call()
+        return (time.perf_counter() - t0) / reps
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--a", required=True, help="libattn.so of side A")
+    ap.add_argument("--b", required=True, help="libattn.so of side B")
+    ap.add_argument("--case", required=True, help="a canonical case name (impl=...,B=...,...)")
+    ap.add_argument("--variant-b", help="B's variant (default: the case's)")
+    ap.add_argument("--threads", type=int, help="OMP_NUM_THREADS for both (default: as set)")
+    ap.add_argument("--rounds", type=int, default=9, help="alternating rounds (default 9)")
+    ap.add_argument("--seconds", type=float, default=0.2,
+                    help="time per side per round, at least one call (default 0.2)")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    try:
+        if args.rounds < 1:
+            raise UsageError(f"--rounds {args.rounds}: at least 1")
+        if args.threads is not None and args.threads < 1:
+            raise UsageError(f"--threads {args.threads}: at least 1")
+        if not args.seconds > 0:
+            raise UsageError(f"--seconds {args.seconds}: must be > 0")
+        variant, shape, types = parse_case(args.case)
+        if args.threads is not None:
+            os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before libgomp loads
+        with tempfile.TemporaryDirectory() as copies:
+            lib_a, lib_b = load(args.a, copies, "a"), load(args.b, copies, "b")
+            return run(args, variant, shape, types, lib_a, lib_b)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def run(args, variant, shape, types, lib_a, lib_b):
+    s = shape
+    rng = np.random.default_rng(1)
+    q = tensor(rng, s.batch * s.heads_q * s.n_q * s.d_k, types.q)
+    k = tensor(rng, s.batch * s.heads_kv * s.n_kv * s.d_k, types.kv)
+    v = tensor(rng, s.batch * s.heads_kv * s.n_kv * s.d_v, types.kv)
+    o = np.zeros(s.batch * s.heads_q * s.n_q * s.d_v, dtype=np.float32 if types.o == 0
+                 else np.uint16)
+    buffers = (q, k, v, o)
+    a = Side(lib_a, variant, shape, types, buffers)
+    b = Side(lib_b, args.variant_b or variant, shape, types, buffers)
+    for side in (a, b):  # warm-up: workspaces, thread pools, caches
+        side.call()
+    reps = max(1, int(args.seconds / max(a.seconds_per_call(1), 1e-9)))
+    times_a, times_b, ratios = [], [], []
+    for r in range(args.rounds):
+        order = (a, b) if r % 2 == 0 else (b, a)
+        t = {id(side): side.seconds_per_call(reps) for side in order}
+        times_a.append(t[id(a)])
+        times_b.append(t[id(b)])
+        ratios.append(t[id(a)] / t[id(b)])
+    ms = statistics.median
+    print(f"case {args.case}; B: {b.variant.decode()}; threads "
+          f"{os.environ.get('OMP_NUM_THREADS', 'default')}; {args.rounds} rounds of {reps} "
+          f"call(s) a side")
+    print(f"A {ms(times_a) * 1e3:.4f} ms  B {ms(times_b) * 1e3:.4f} ms  (medians a call)")
+    print(f"B speedup (A's time / B's, per round): median {ms(ratios):.3f}x "
+          f"[{min(ratios):.3f} .. {max(ratios):.3f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

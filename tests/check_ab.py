@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""scripts/ab.py on the build's libattn.so: a null test (the same build as A
+and B gives a ratio near 1 and both medians), another variant as B, and
+bad usage (exit 2 and a message naming the field) or a failing call
+(exit 1 with the library's message); another variant as B, its ratio
+the right way round. argv[1]: libattn.so."""
+import os
+import re
+import subprocess
+import sys
+
+AB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "ab.py")
+LIB = sys.argv[1]
+CASE = "impl=stream,B=1,Hq=2,Hkv=1,nq=8,nkv=48,dk=16,dv=12,causal=1,kv=bf16"
+failures = []
+
+
+def ab(*extra, case=CASE):
+    cmd = [sys.executable, AB, "--a", LIB, "--b", LIB, "--case", case, "--rounds", "3",
+           "--seconds", "0.02", "--threads", "1", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def check(ok, what, got):
+    if not ok:
+        failures.append(f"{what}: rc {got.returncode}\nstdout: {got.stdout}\nstderr: {got.stderr}")
+
+
+r = ab()
+m = re.search(r"A ([0-9.]+) ms  B ([0-9.]+) ms.*median ([0-9.]+)x \[([0-9.]+) \.\. ([0-9.]+)\]",
+              r.stdout, re.S)
+check(r.returncode == 0 and m is not None, "null test runs and prints the ratio", r)
+if m:
+    a_ms, b_ms, med, lo, hi = map(float, m.groups())
+    check(a_ms > 0 and b_ms > 0 and lo <= med <= hi, "medians positive, median within its range",
+          r)
+    check(0.5 < med < 2.0, f"the same build as A and B: {med}x, want near 1", r)
+# Direction: the textbook naive (n_q x n_kv scores through memory) is ~3x
+# slower than blocked at this shape, on one thread; the ratio is A's time
+# over B's, so > 1 when B is the faster.
+BIG = "impl=naive,B=1,Hq=2,Hkv=1,nq=256,nkv=256,dk=64,dv=64,causal=0"
+for case, b, faster in [(BIG, "blocked", True), (BIG.replace("naive", "blocked"), "naive", False)]:
+    r = ab("--variant-b", b, case=case)
+    m = re.search(r"median ([0-9.]+)x", r.stdout)
+    ok = r.returncode == 0 and f"B: {b}" in r.stdout and m is not None
+    ok = ok and (float(m.group(1)) > 1.3 if faster else float(m.group(1)) < 1 / 1.3)
+    check(ok, f"{b} as B on {case}: speedup {'>' if faster else '<'} 1 (A's time / B's)", r)
+
+for case, field in [(CASE.replace("dk=16", "dk=16,foo=3"), "'foo'"),
+                    (CASE.replace("Hq=2", "Hq=3").replace("Hkv=1", "Hkv=2"), "Hkv=2"),
+                    (CASE.replace("nq=8", "nq=0"), "nq=0"),
+                    (CASE.replace("kv=bf16", "kv=f8"), "kv=f8"),
+                    (CASE.replace("causal=1", "causal=2"), "causal=2"),
+                    (CASE.replace(",nkv=48", ""), "nkv=")]:
+    r = ab(case=case)
+    check(r.returncode == 2 and field in r.stderr and "Traceback" not in r.stderr,
+          f"bad case {case}: exit 2 naming {field}", r)
+r = ab("--rounds", "0")
+check(r.returncode == 2 and "--rounds" in r.stderr, "--rounds 0", r)
+r = subprocess.run([sys.executable, AB, "--a", LIB + ".missing", "--b", LIB, "--case", CASE],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 2 and ".missing" in r.stderr, "a missing library", r)
+r = ab(case=CASE.replace("impl=stream", "impl=nosuch"))
+check(r.returncode == 1 and "nosuch" in r.stderr and "no variant" in r.stderr,
+      "an unknown variant: the library's message, exit 1", r)
+
+for f in failures:
+    print("FAILED", f)
+print(f"ab: {'all' if not failures else len(failures)} {'checks passed' if not failures else 'failed'}")
+sys.exit(1 if failures else 0)
