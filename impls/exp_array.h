@@ -9,7 +9,7 @@
 
 void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma; x <= 40 */
 void attn_exp_avx512_array(const float *x, float *y, size_t n); /* avx512f + fma */
-/* avx512f + fma; x <= 89, -inf or NaN (what the softmax passes) */
+/* avx512f + fma; any x but +inf (the softmax's weights never are) */
 void attn_exp_avx512_bf16p_array(const float *x, float *y, size_t n);
 
 #endif

@@ -15,8 +15,10 @@ and its spread are the result.
         [--variant-b NAME] [--threads N] [--rounds N] [--seconds S]
 
 --case is a canonical case name (verify, bench and the matrix CSV print
-them); --variant-b times another variant as B (same build unless --b says
-otherwise). Each library is copied to a file of its own first, so the same
+them; a p= class field is taken and ignored, since the public call runs
+each variant in its own class); --variant-b times another variant as B, in
+--b's build (give the same file as --a to compare two variants of one
+build). Each library is copied to a file of its own first, so the same
 build may be A and B (a null test: its ratio shows the noise floor).
 Exit 0 with the ratio, 1 when a call fails, 2 on bad usage.
 """
@@ -61,7 +63,7 @@ def parse_case(name):
         if key in fields:
             raise UsageError(f"--case: '{key}' given twice")
         fields[key] = value
-    allowed = {"impl", "scale", "q", "kv", "o", "data", *SHAPE_KEYS}
+    allowed = {"impl", "scale", "q", "kv", "o", "data", "p", *SHAPE_KEYS}
     for key in fields:
         if key not in allowed:
             raise UsageError(f"--case: unknown field '{key}' (takes {', '.join(sorted(allowed))})")
@@ -89,8 +91,8 @@ def parse_case(name):
         types.append(DTYPES[t])
     named = dict(zip(SHAPE_KEYS, values))
     for key, value in named.items():
-        if key != "causal" and value < 1:
-            raise UsageError(f"--case: {key}={value}: at least 1")
+        if key != "causal" and not 1 <= value < 2**31:
+            raise UsageError(f"--case: {key}={value}: from 1 to 2^31 - 1")
     if named["causal"] not in (0, 1):
         raise UsageError(f"--case: causal={named['causal']}: 0 or 1")
     if named["Hq"] % named["Hkv"]:
@@ -116,7 +118,12 @@ def load(path, copy_dir, tag):
     # loaded under the same path, so A and B would be one copy.
     copy = os.path.join(copy_dir, f"libattn_{tag}.so")
     shutil.copyfile(path, copy)
-    lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL)
+    try:
+        lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL)
+        for symbol in ("attn_run_typed", "attn_strerror"):  # or this is not libattn
+            getattr(lib, symbol)
+    except (OSError, AttributeError) as e:
+        raise UsageError(f"--{tag}: {path} is not a loadable libattn.so ({e})") from None
     lib.attn_run_typed.restype = ctypes.c_int
     lib.attn_run_typed.argtypes = [ctypes.c_char_p, ctypes.POINTER(Shape), ctypes.POINTER(Types),
                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """scripts/ab.py on the build's libattn.so: a null test (the same build as A
-and B gives a ratio near 1 and both medians), another variant as B, and
-bad usage (exit 2 and a message naming the field) or a failing call
-(exit 1 with the library's message); another variant as B, its ratio
-the right way round. argv[1]: libattn.so."""
+and B gives a ratio near 1 and both medians), another variant as B with
+its ratio the right way round, a verify case name with its p= class, bad
+usage (exit 2 and a message naming the field or file) and a failing call
+(exit 1 with the library's message), never a traceback. argv[1]:
+libattn.so."""
 import os
 import re
 import subprocess
@@ -51,7 +52,8 @@ for case, field in [(CASE.replace("dk=16", "dk=16,foo=3"), "'foo'"),
                     (CASE.replace("nq=8", "nq=0"), "nq=0"),
                     (CASE.replace("kv=bf16", "kv=f8"), "kv=f8"),
                     (CASE.replace("causal=1", "causal=2"), "causal=2"),
-                    (CASE.replace(",nkv=48", ""), "nkv=")]:
+                    (CASE.replace(",nkv=48", ""), "nkv="),
+                    (CASE.replace("nkv=48", "nkv=4294967297"), "nkv=4294967297")]:
     r = ab(case=case)
     check(r.returncode == 2 and field in r.stderr and "Traceback" not in r.stderr,
           f"bad case {case}: exit 2 naming {field}", r)
@@ -61,8 +63,14 @@ r = subprocess.run([sys.executable, AB, "--a", LIB + ".missing", "--b", LIB, "--
                    capture_output=True, text=True, timeout=60)
 check(r.returncode == 2 and ".missing" in r.stderr, "a missing library", r)
 r = ab(case=CASE.replace("impl=stream", "impl=nosuch"))
-check(r.returncode == 1 and "nosuch" in r.stderr and "no variant" in r.stderr,
-      "an unknown variant: the library's message, exit 1", r)
+check(r.returncode == 1 and "nosuch" in r.stderr and "no variant" in r.stderr
+      and "Traceback" not in r.stderr, "an unknown variant: the library's message, exit 1", r)
+r = ab(case=CASE + ",p=bf16")
+check(r.returncode == 0 and "median" in r.stdout, "a verify case name with p=", r)
+r = subprocess.run([sys.executable, AB, "--a", AB, "--b", LIB, "--case", CASE],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 2 and "not a loadable libattn.so" in r.stderr
+      and "Traceback" not in r.stderr, "a file that is no library", r)
 
 for f in failures:
     print("FAILED", f)

@@ -2,9 +2,8 @@
  * sweep of [-104, 89] (of [-104, 40] for the AVX2 exp, whose domain stops
  * there: the softmax passes it nothing above a rounding of 0) must not
  * exceed the exp_ulps the variant declares in the table (rule A's c_exp),
- * and the special values must come out exactly:
- * -inf -> 0, +inf -> +inf (where it is in the domain), NaN -> NaN, very
- * negative -> 0, 0 -> 1 (the
+ * and the special values must come out exactly: -inf -> 0, +inf -> +inf
+ * (where it is in the domain), NaN -> NaN, very negative -> 0, 0 -> 1 (the
  * online softmax relies on exp(0) == 1 to skip rescales); above a capped
  * domain, e^(its top) exactly, never NaN or garbage. libm's expf, which
  * naive and stream use, is measured alongside. A SIMD exp this CPU cannot
