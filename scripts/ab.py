@@ -34,18 +34,23 @@ import time
 
 import numpy as np
 
-DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_csv as abcsv  # noqa: E402
+
+# Bad usage raises DataError: abcsv.run_cli makes it one line and exit 2.
+UsageError = abcsv.DataError
+# The case name's shape fields, in attn_shape's order (abcsv.SHAPE_COLUMNS).
 SHAPE_KEYS = ("B", "Hq", "Hkv", "nq", "nkv", "dk", "dv", "causal")
 
 
-class UsageError(Exception):
-    pass
+def dtype_code(name):
+    """attn_dtype of a type name: abcsv.DTYPES is in the enum's order."""
+    return abcsv.DTYPES.index(name)
 
 
 class Shape(ctypes.Structure):
     # include/attn.h's attn_shape, field order and all.
-    _fields_ = [(name, ctypes.c_int32) for name in
-                ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal")] + \
+    _fields_ = [(name, ctypes.c_int32) for name in abcsv.SHAPE_COLUMNS] + \
                [("scale", ctypes.c_float)]
 
 
@@ -86,9 +91,9 @@ def parse_case(name):
     types = []
     for key in ("q", "kv", "o"):
         t = fields.get(key, "f32")
-        if t not in DTYPES:
-            raise UsageError(f"--case: {key}={t} (takes f32, f16, bf16)")
-        types.append(DTYPES[t])
+        if t not in abcsv.DTYPES:
+            raise UsageError(f"--case: {key}={t} (takes {', '.join(abcsv.DTYPES)})")
+        types.append(dtype_code(t))
     named = dict(zip(SHAPE_KEYS, values))
     for key, value in named.items():
         if key != "causal" and not 1 <= value < 2**31:
@@ -103,9 +108,9 @@ def parse_case(name):
 def tensor(rng, count, dtype):
     """N(0,1) values rounded to nearest even into dtype, as the harness makes them."""
     x = rng.standard_normal(count, dtype=np.float32)
-    if dtype == DTYPES["f16"]:
+    if dtype == dtype_code("f16"):
         return x.astype(np.float16).view(np.uint16)
-    if dtype == DTYPES["bf16"]:
+    if dtype == dtype_code("bf16"):
         bits = x.view(np.uint32).astype(np.uint64)
         return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     return x
@@ -179,9 +184,6 @@ def main(argv):
         with tempfile.TemporaryDirectory() as copies:
             lib_a, lib_b = load(args.a, copies, "a"), load(args.b, copies, "b")
             return run(args, variant, shape, types, lib_a, lib_b)
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -193,8 +195,8 @@ def run(args, variant, shape, types, lib_a, lib_b):
     q = tensor(rng, s.batch * s.heads_q * s.n_q * s.d_k, types.q)
     k = tensor(rng, s.batch * s.heads_kv * s.n_kv * s.d_k, types.kv)
     v = tensor(rng, s.batch * s.heads_kv * s.n_kv * s.d_v, types.kv)
-    o = np.zeros(s.batch * s.heads_q * s.n_q * s.d_v, dtype=np.float32 if types.o == 0
-                 else np.uint16)
+    o = np.zeros(s.batch * s.heads_q * s.n_q * s.d_v,
+                 dtype=np.float32 if types.o == dtype_code("f32") else np.uint16)
     buffers = (q, k, v, o)
     a = Side(lib_a, variant, shape, types, buffers)
     b = Side(lib_b, args.variant_b or variant, shape, types, buffers)
@@ -204,10 +206,10 @@ def run(args, variant, shape, types, lib_a, lib_b):
     times_a, times_b, ratios = [], [], []
     for r in range(args.rounds):
         order = (a, b) if r % 2 == 0 else (b, a)
-        t = {id(side): side.seconds_per_call(reps) for side in order}
-        times_a.append(t[id(a)])
-        times_b.append(t[id(b)])
-        ratios.append(t[id(a)] / t[id(b)])
+        t = {side: side.seconds_per_call(reps) for side in order}
+        times_a.append(t[a])
+        times_b.append(t[b])
+        ratios.append(t[a] / t[b])
     ms = statistics.median
     print(f"case {args.case}; B: {b.variant.decode()}; threads "
           f"{os.environ.get('OMP_NUM_THREADS', 'default')}; {args.rounds} rounds of {reps} "
@@ -219,4 +221,4 @@ def run(args, variant, shape, types, lib_a, lib_b):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(abcsv.run_cli(main, sys.argv[1:]))
