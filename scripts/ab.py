@@ -157,6 +157,19 @@ class Side:
         return (time.perf_counter() - t0) / reps
 
 
+def calls_for(side, seconds):
+    """Calls that take about `seconds`, from batches doubled until one
+    takes a tenth of that: one call alone (the first after a pause, a
+    thread pool waking up) can be many times the next, and a round of
+    too few calls then measures the hiccup."""
+    reps = 1
+    while True:
+        took = side.seconds_per_call(reps) * reps
+        if took >= seconds / 10 or reps >= 1 << 24:
+            return max(1, round(reps * seconds / max(took, 1e-9)))
+        reps *= 2
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, help="libattn.so of side A")
@@ -202,7 +215,7 @@ def run(args, variant, shape, types, lib_a, lib_b):
     b = Side(lib_b, args.variant_b or variant, shape, types, buffers)
     for side in (a, b):  # warm-up: workspaces, thread pools, caches
         side.call()
-    reps = max(1, int(args.seconds / max(a.seconds_per_call(1), 1e-9)))
+    reps = calls_for(a, args.seconds)
     times_a, times_b, ratios = [], [], []
     for r in range(args.rounds):
         order = (a, b) if r % 2 == 0 else (b, a)

@@ -36,6 +36,9 @@ if m:
     check(a_ms > 0 and b_ms > 0 and lo <= med <= hi, "medians positive, median within its range",
           r)
     check(0.5 < med < 2.0, f"the same build as A and B: {med}x, want near 1", r)
+    # Every round, not only the median: a round of too few calls measures
+    # a single hiccup (a round timed 566x its twin that way).
+    check(1 / 3 < lo and hi < 3, f"the same build's rounds: {lo}x .. {hi}x, want near 1", r)
 # Direction: the textbook naive (n_q x n_kv scores through memory) is ~3x
 # slower than blocked at this shape, on one thread; the ratio is A's time
 # over B's, so > 1 when B is the faster.
