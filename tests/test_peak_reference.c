@@ -3,9 +3,9 @@
  * or 24 zmm FMA chains; 12 xmm mulss+addss chains for scalar), nothing
  * else in the loop. `attnbench peak`'s figure for every ISA this CPU has
  * must be at least 90 % of it, at 1 thread and at all threads; a roof
- * below what a trivial kernel reaches is not an upper bound. Each figure
- * is the best of several pairs, alternating the two, each side the median
- * of 3 runs of 20 ms, so a stolen time slice hits both alike. */
+ * below what a trivial kernel reaches is not an upper bound. The ratio
+ * is the best of several pairs' (the two sides back to back), each side
+ * the median of 3 runs of 20 ms, so a stolen time slice hits both alike. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -110,26 +110,34 @@ int main(void)
             int threads = counts[c];
             const long rounds = rounds_for(k, threads, 0.02); /* also the warm-up */
             /* At least 3 alternating pairs; more, up to 12, only while the
-             * ratio is short of 95 %: a neighbour's burst on a shared VM
-             * can cost one side 10 % in a few pairs, while a roof that is
-             * really low (spills: 1.75x) stays low in every pair. What
-             * fails is a shortfall of over 10 % in the best of 12 pairs:
-             * the noise of these machines (+-5 %) is not, a broken peak
-             * loop is. */
-            double ref = 0, peak = 0;
+             * best pair's ratio is short of 95 %. Each pair's two sides
+             * run back to back, so the ratio is taken within a pair and
+             * the best pair counts: a neighbour's burst on a shared VM
+             * can cost one side 10 % for a while (in CI the best attnbench
+             * figure of 12 pairs once stood at 89.6 % of the best asm
+             * figure, taken from another pair), while a roof that is
+             * really low (spills: 1.75x) is low in every pair. What fails
+             * is a shortfall of over 10 % in every one of 12 pairs: the
+             * noise of these machines (+-5 %) is not, a broken peak loop
+             * is. */
+            double best_ratio = 0, ref = 0, peak = 0;
             int rep = 0;
-            while (rep < 3 || (rep < 12 && peak < 0.95 * ref)) {
+            while (rep < 3 || (rep < 12 && best_ratio < 0.95)) {
                 double r = ref_median_gflops(k, threads, rounds);
                 double p = attn_peak_measure_fma(k->isa, threads, 3, 0.02, NULL);
-                ref = r > ref ? r : ref;
-                peak = p > peak ? p : peak;
+                if (p / r > best_ratio) {
+                    best_ratio = p / r;
+                    ref = r;
+                    peak = p;
+                }
                 rep++;
             }
             printf("%-7s threads=%d: attnbench peak %.1f GFLOP/s, minimal asm kernel %.1f "
-                   "GFLOP/s: %.1f %% (best of %d pairs)\n",
-                   attn_isa_name(k->isa), threads, peak, ref, 100.0 * peak / ref, rep);
-            CHECK(&t, peak >= 0.90 * ref, "%s at %d threads: peak %.1f < 90%% of %.1f",
-                  attn_isa_name(k->isa), threads, peak, ref);
+                   "GFLOP/s: %.1f %% (the best of %d pairs)\n",
+                   attn_isa_name(k->isa), threads, peak, ref, 100.0 * best_ratio, rep);
+            CHECK(&t, best_ratio >= 0.90,
+                  "%s at %d threads: peak %.1f < 90%% of %.1f in every pair", attn_isa_name(k->isa),
+                  threads, peak, ref);
         }
     }
     return check_report("peak_reference", &t);
