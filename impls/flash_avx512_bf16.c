@@ -28,12 +28,11 @@
  * last key pairs with a zero weight and a zero V half, so a NaN or Inf in
  * a hidden V row cannot make 0·Inf. vdpbf16ps treats subnormal inputs as
  * zero and flushes subnormal results (denormals-are-zero, declared).
- * Decode shapes go to avx512's few-rows kernel, which reads bf16 K/V itself
- * and keeps P in f32 (more accurate than the class): it does about 2 FLOPs
- * per 2-byte K/V element it streams, so the read bandwidth bounds it an
- * order of magnitude below even the f32 FMA peak, and a faster instruction
- * would not shorten it. Needs AVX512F, AVX512BW (vpermw), AVX512_BF16 and
- * FMA. */
+ * Decode shapes go to a few-rows kernel, which reads bf16 K/V itself:
+ * heads of 8 query rows with P·V on vdpbf16ps in this class
+ * (flash_avx512_bf16_decode.c), 1, 2 or 4 rows to avx512's (P in f32,
+ * more accurate than the class; pairs did not pay there). Needs AVX512F,
+ * AVX512BW (vpermw), AVX512_BF16 and FMA. */
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -434,7 +433,7 @@ static const flash_geometry bf16_geometry = {
     .kv_block = KV_BLOCK,
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
-    .few_kernel = attn_avx512_decode_kernel,
+    .few_kernel = attn_avx512_bf16_decode_kernel,
     .few_reads = bf16_few_reads,
     .stage = bf16_stage,
     .pack_q = bf16_pack_q,
@@ -455,7 +454,8 @@ const attn_variant attn_variant_avx512_bf16 = {
     /* flash_avx512_bf16.c is built with -mavx512f -mavx512bw -mavx512bf16 -mfma */
     .required_features = ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512BF16 | ATTN_CPU_FMA,
     .description = "flash-attention-2 online softmax, Q.K^T and P.V on vdpbf16ps (AVX512_BF16), "
-                   "P rounded to bf16; decode: avx512's kernel (P in f32)",
+                   "P rounded to bf16; decode: P.V on vdpbf16ps for 8 rows a K/V head, "
+                   "avx512's kernel (P in f32) for 1, 2 or 4",
     .family = ATTN_FAMILY_ONLINE,
     .cost = ATTN_COST_FAST,
     /* the weights: attn_exp_avx512_bf16p, 5.49 ulp; alpha: attn_exp_avx512,

@@ -11,4 +11,9 @@ enum { ATTN_AVX512_DECODE_ROWS = 8 };
 /* A whole few-rows tile (rows 1, 2, 4 or 8); call only with AVX512F. */
 void attn_avx512_decode_kernel(const flash_tile *t);
 
+/* avx512_bf16's: 8-row tiles over a bf16 cache in its class (P rounded to
+ * bf16, P·V on vdpbf16ps), any other tile as attn_avx512_decode_kernel;
+ * call only with AVX512F, AVX512BW and AVX512_BF16. */
+void attn_avx512_bf16_decode_kernel(const flash_tile *t);
+
 #endif

@@ -9,6 +9,7 @@ set(ATTN_SOURCES
   impls/flash_driver.c
   impls/flash_avx2_decode.c
   impls/flash_avx512_decode.c
+  impls/flash_avx512_bf16_decode.c
   impls/exp_avx2.c
   impls/exp_avx512.c
   impls/widen_f16c.c
@@ -48,8 +49,8 @@ set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
                             PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 # avx512_bf16: vdpbf16ps and vcvtne2ps2bf16 (AVX512_BF16), vpermw (AVX512BW).
-set_source_files_properties(impls/flash_avx512_bf16.c PROPERTIES COMPILE_OPTIONS
-                            "-mavx512f;-mfma;-mavx512bw;-mavx512bf16")
+set_source_files_properties(impls/flash_avx512_bf16.c impls/flash_avx512_bf16_decode.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma;-mavx512bw;-mavx512bf16")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
 

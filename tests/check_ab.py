@@ -83,6 +83,19 @@ r = subprocess.run([sys.executable, AB, "--a", AB, "--b", LIB, "--case", CASE],
 check(r.returncode == 2 and "not a loadable libattn.so" in r.stderr
       and "Traceback" not in r.stderr, "a file that is no library", r)
 
+# The tensors start on 64-byte boundaries, as the harness's do, and hold
+# the values given.
+sys.path.insert(0, os.path.dirname(AB))
+import ab as ab_module  # noqa: E402
+import numpy as np  # noqa: E402
+
+for dtype, count in [(np.float32, 1000), (np.uint16, 4097)]:
+    x = np.arange(count, dtype=dtype)
+    y = ab_module.aligned(x)
+    if y.ctypes.data % 64 or not np.array_equal(x, y) or y.dtype != x.dtype:
+        failures.append(f"aligned({dtype.__name__} x {count}): at {y.ctypes.data % 64} past a "
+                        f"64-byte boundary, equal {np.array_equal(x, y)}")
+
 for f in failures:
     print("FAILED", f)
 print(f"ab: {'all' if not failures else len(failures)} {'checks passed' if not failures else 'failed'}")

@@ -114,6 +114,10 @@ static const attn_case BITWISE_CASES[] = {
     {.shape = {1, 32, 8, 1, 3000, 128, 128, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 4, 4, 1, 1000, 64, 64, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 8, 1, 2, 777, 80, 80, 1, 0.0f}, .data = DATA_NORMAL},
+    /* decode heads of 8 rows: an odd key count, d_v past a 32-column chunk,
+     * and causal rows that see part of the last block */
+    {.shape = {1, 8, 1, 1, 999, 72, 72, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 4, 1, 2, 513, 48, 40, 1, 0.0f}, .data = DATA_NORMAL},
 };
 
 /* Narrow K/V against f32 K/V of the same values; the native variant

@@ -8,10 +8,11 @@
  * p's key:  O = p̂ / (S + p)  with p̂ = RNE_t(p) (S keys of score 0).
  * Every variant declaring the class, in the first types it takes of f32
  * Q and O over f32, bf16 or f16 K/V, must give that O within 8 f32 ulps,
- * or p / (S + p) (a kernel whose decode path keeps P in f32, more
- * accurate than the class: avx512_bf16's). The weight sits at an even
- * key, at an odd key and as an odd last key (the pairs of vdpbf16ps), in
- * a tile of 20 identical query rows (block kernels, not decode). */
+ * or p / (S + p) (a kernel that keeps P in f32 where it may, more
+ * accurate than the class: avx512_bf16's decode of 1, 2 or 4 rows). The
+ * weight sits at an even key, at an odd key and as an odd last key (the
+ * pairs of vdpbf16ps), in a tile of 20 identical query rows (block
+ * kernels) and in decode heads of 4 and 8 rows (few-rows kernels). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,15 +75,18 @@ static int pick_types(const attn_variant *v, int32_t p_round, attn_types *out)
 }
 
 /* One layout: n keys of score 0 but key `at`, whose score is x; V = 1 at
- * `at`, 0 elsewhere. */
+ * `at`, 0 elsewhere. ROWS query rows of one head (the block kernels), or
+ * `heads` query heads of one row over one K/V head (a decode head of that
+ * many rows: the few-rows kernels). */
 static void check_layout(check_tally *t, const attn_variant *v, int32_t p_round,
-                         const attn_types *ty, float x, int32_t n, int32_t at)
+                         const attn_types *ty, float x, int32_t n, int32_t at, int32_t heads)
 {
-    const attn_shape s = {1, 1, 1, ROWS, n, 1, 1, 0, 1.0f};
+    const int32_t rows = heads > 1 ? heads : ROWS;
+    const attn_shape s = {1, heads, 1, heads > 1 ? 1 : ROWS, n, 1, 1, 0, 1.0f};
     float q[ROWS], kf[MAX_KEYS], vf[MAX_KEYS], o[ROWS];
     uint16_t kh[MAX_KEYS], vh[MAX_KEYS];
     const int narrow = ty->kv != ATTN_F32;
-    for (int r = 0; r < ROWS; r++)
+    for (int r = 0; r < rows; r++)
         q[r] = 1.0f;
     for (int32_t j = 0; j < n; j++) {
         kf[j] = j == at ? x : 0.0f;
@@ -101,13 +105,13 @@ static void check_layout(check_tally *t, const attn_variant *v, int32_t p_round,
         return;
     const double p = exp((double)x), others = (double)(n - 1);
     const double rounded = round_to(p, p_round) / (others + p), exact = p / (others + p);
-    for (int r = 0; r < ROWS; r++) {
+    for (int r = 0; r < rows; r++) {
         const double tol = 8.0 * ldexp(1.0, ilogb(rounded) - 23);
         CHECK(t, fabs(o[r] - rounded) <= tol || fabs(o[r] - exact) <= tol,
-              "%s p=%s kv=%s, %d keys, e^%g at key %d: row %d O = %.9g, want %.9g (p rounded to "
-              "nearest) or %.9g (p in f32)",
-              v->name, attn_dtype_name(p_round), attn_dtype_name(ty->kv), (int)n, (double)x,
-              (int)at, r, (double)o[r], rounded, exact);
+              "%s p=%s kv=%s, %d heads, %d keys, e^%g at key %d: row %d O = %.9g, want %.9g (p "
+              "rounded to nearest) or %.9g (p in f32)",
+              v->name, attn_dtype_name(p_round), attn_dtype_name(ty->kv), (int)heads, (int)n,
+              (double)x, (int)at, r, (double)o[r], rounded, exact);
     }
 }
 
@@ -118,6 +122,9 @@ int main(void)
     /* (keys, the key holding the rounded weight): the second and the first
      * of a pair, and an odd last key paired with nothing. */
     static const int32_t layouts[][2] = {{2, 1}, {2, 0}, {3, 2}};
+    /* One head of ROWS rows; decode heads of 4 and 8 rows (avx512_bf16's
+     * pairs on vdpbf16ps at 8). */
+    static const int32_t heads[] = {1, 4, 8};
     int checked = 0;
     for (int i = 0; i < attn_variant_table_size; i++) {
         const attn_variant *v = attn_variant_table[i];
@@ -133,7 +140,9 @@ int main(void)
             CHECK(&t, nx == PICKS, "only %d scores for %s", nx, attn_dtype_name(classes[c]));
             for (int k = 0; k < nx; k++)
                 for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
-                    check_layout(&t, v, classes[c], &ty, x[k], layouts[l][0], layouts[l][1]);
+                    for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++)
+                        check_layout(&t, v, classes[c], &ty, x[k], layouts[l][0], layouts[l][1],
+                                     heads[h]);
             checked++;
         }
     }

@@ -46,6 +46,14 @@ static inline simde__m512i attn_emu_maskz_loadu_epi32(simde__mmask16 k, const vo
     return simde_mm512_loadu_si512(v);
 }
 
+static inline simde__m512i attn_emu_maskz_loadu_epi16(simde__mmask32 k, const void *p)
+{
+    int16_t v[32];
+    for (int i = 0; i < 32; i++)
+        v[i] = k >> i & 1 ? ((const int16_t *)p)[i] : 0;
+    return simde_mm512_loadu_si512(v);
+}
+
 /* f16 and bf16 widening, half by half on F16C / AVX2: exact, as on AVX-512. */
 static inline simde__m512 attn_emu_cvtph_ps(simde__m256i h)
 {
@@ -68,6 +76,7 @@ static inline simde__m512i attn_emu_cvtepu16_epi32(simde__m256i h)
 #undef _mm512_mask_storeu_ps
 #undef _mm512_maskz_loadu_ps
 #undef _mm512_maskz_loadu_epi32
+#undef _mm512_maskz_loadu_epi16
 #undef _mm512_shuffle_f32x4
 #define _mm512_cvtph_ps attn_emu_cvtph_ps
 #define _mm512_cvtepu16_epi32 attn_emu_cvtepu16_epi32
@@ -75,6 +84,7 @@ static inline simde__m512i attn_emu_cvtepu16_epi32(simde__m256i h)
 #define _mm512_mask_storeu_ps attn_emu_mask_storeu_ps
 #define _mm512_maskz_loadu_ps attn_emu_maskz_loadu_ps
 #define _mm512_maskz_loadu_epi32 attn_emu_maskz_loadu_epi32
+#define _mm512_maskz_loadu_epi16 attn_emu_maskz_loadu_epi16
 #define _mm512_shuffle_f32x4 simde_mm512_shuffle_f32x4
 
 /* The emulated copies beside the library's own (which the test links too). */

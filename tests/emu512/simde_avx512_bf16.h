@@ -74,7 +74,8 @@ static inline simde__m512bh attn_emu_cvtne2ps_pbh(simde__m512 a, simde__m512 b)
 #define _mm512_dpbf16_ps attn_emu_dpbf16_ps
 #define _mm512_cvtne2ps_pbh attn_emu_cvtne2ps_pbh
 
-/* The emulated copy beside the library's own. */
+/* The emulated copies beside the library's own. */
 #define attn_variant_avx512_bf16 attn_variant_avx512_bf16_emu
+#define attn_avx512_bf16_decode_kernel attn_avx512_bf16_decode_kernel_emu
 
 #endif
