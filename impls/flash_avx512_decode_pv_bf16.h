@@ -17,7 +17,8 @@
  * stored, once per block.
  * Causal blocks a row sees only part of (masked) keep the f32 path with
  * the weights rounded the same way: a pair there would need its second V
- * half zeroed per row, and such blocks are one per tile at most. */
+ * half zeroed per row, and only the blocks that the rows' visibility
+ * limits straddle are masked (one or two a tile). */
 #ifndef ATTN_FLASH_AVX512_DECODE_PV_BF16_H
 #define ATTN_FLASH_AVX512_DECODE_PV_BF16_H
 
@@ -73,7 +74,8 @@ FLASH_INLINE __m512 few_weights_bf16(const flash_tile *t, int32_t nb, const int 
         sum = _mm512_add_ps(_mm512_add_ps(sum, p0), p1);
         if (masked) {
             _mm512_store_ps(s, round_bf16(p0));
-            _mm512_store_ps(s + LANES, round_bf16(p1));
+            if (g + 1 < groups) /* the scratch ends with the last group */
+                _mm512_store_ps(s + LANES, round_bf16(p1));
         } else {
             _mm512_store_si512(
                 t->scores + (size_t)g * (LANES / 2),
@@ -149,7 +151,8 @@ FLASH_INLINE void few_pv_bf16_pass(const flash_tile *t, int32_t j0, int32_t nb, 
 {
     const int32_t d_v = t->d_v;
     __m512 a[FEW_ROWS][2 * MAX_PAIR_CHUNKS];
-    const int32_t left = d_v - (c0 + 32 * (CW - 1)); /* words of the last chunk, 1..32 */
+    const int32_t left =
+        d_v - (c0 + 32 * (CW - 1)); /* columns from the pass's last chunk on (> 32: a full chunk) */
     const __mmask32 last = left >= 32 ? 0xffffffffu : (__mmask32)((1u << left) - 1);
     for (int r = 0; r < R; r++) {
         const float *src = t->acc_rm + (size_t)r * t->ld + c0;

@@ -1,6 +1,7 @@
 /* The AVX-512 variants' own code, run where AVX-512 is missing: their
- * sources (flash_avx512.c, flash_avx512_decode.c, exp_avx512.c and
- * flash_avx512_bf16.c, vdpbf16ps and vcvtne2ps2bf16 emulated to the bit)
+ * sources (flash_avx512.c, flash_avx512_decode.c, exp_avx512.c,
+ * flash_avx512_bf16.c and flash_avx512_bf16_decode.c, vdpbf16ps and
+ * vcvtne2ps2bf16 emulated to the bit)
  * compiled again on SIMDe (tests/emu512/), for AVX2 + FMA + F16C.
  * test_generic16 checks the avx512 block kernel's logic on portable
  * primitives; this runs the real files, vec_avx512.h's k-masks and the
@@ -107,16 +108,18 @@ static size_t first_difference(const float *a, const float *b, size_t n)
 }
 
 /* The narrow_kv test's shapes: grouped and per-tile staging in prefill,
- * the decode kernel (one tile of 1, 4 rows) with and without splits. */
+ * the decode kernel (one tile of 1, 4 or 8 rows) with and without splits. */
 static const attn_case BITWISE_CASES[] = {
     {.shape = {1, 8, 8, 300, 300, 64, 64, 1, 0.0f}, .data = DATA_NORMAL},
     {.shape = {2, 8, 2, 101, 333, 40, 24, 1, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 32, 8, 1, 3000, 128, 128, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 4, 4, 1, 1000, 64, 64, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 8, 1, 2, 777, 80, 80, 1, 0.0f}, .data = DATA_NORMAL},
-    /* decode heads of 8 rows: an odd key count, d_v past a 32-column chunk,
-     * and causal rows that see part of the last block */
-    {.shape = {1, 8, 1, 1, 999, 72, 72, 0, 0.0f}, .data = DATA_NORMAL},
+    /* decode heads of 8 rows (avx512_bf16's pairs): an odd key count whose
+     * last block (144 keys) has an odd count of 2-key groups, a last
+     * chunk of 24 columns (the second half partly masked), then 8
+     * columns and causal rows that see part of the last block */
+    {.shape = {1, 8, 1, 1, 997, 88, 88, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 4, 1, 2, 513, 48, 40, 1, 0.0f}, .data = DATA_NORMAL},
 };
 
