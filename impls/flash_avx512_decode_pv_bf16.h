@@ -24,9 +24,6 @@
 
 #include <stdint.h>
 
-/* 32-column chunks a pass for 1 row: 2 accumulators a chunk and row, 16. */
-enum { MAX_PAIR_CHUNKS = 8 };
-
 /* Word 2(i·R + r) + h of the result is word (2i + h)·R + r of x: the
  * weights of keys 2i and 2i + 1 for row r side by side, x holding 32/R
  * keys of R rows key-major. */
@@ -121,108 +118,81 @@ FLASH_INLINE __m512i second_index(void)
 }
 
 /* One key pair (or, single, the odd last key with a zero partner) into
- * the pass's accumulators: columns c0 + 32w, the last word chunk masked by
- * `last` (words past d_v read as zero). */
+ * the pass's 2R accumulators: the chunk's 32 columns from v0, masked by
+ * `cols` (words past d_v read as zero). */
 FLASH_INLINE void pair_step(const uint16_t *v0, int32_t d_v, const uint32_t *w, const int R,
-                            const int CW, __mmask32 last, const int single,
-                            __m512 a[FEW_ROWS][2 * MAX_PAIR_CHUNKS])
+                            __mmask32 cols, const int single, __m512 a[FEW_ROWS][2])
 {
-    for (int c = 0; c < CW; c++) {
-        const __mmask32 m = c == CW - 1 ? last : 0xffffffffu;
-        __m512i x = m == 0xffffffffu ? _mm512_loadu_si512(v0 + 32 * c)
-                                     : _mm512_maskz_loadu_epi16(m, v0 + 32 * c);
-        __m512i y = _mm512_setzero_si512();
-        if (!single)
-            y = m == 0xffffffffu ? _mm512_loadu_si512(v0 + d_v + 32 * c)
-                                 : _mm512_maskz_loadu_epi16(m, v0 + d_v + 32 * c);
-        __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
-        for (int r = 0; r < R; r++) {
-            a[r][2 * c] = dot_pair_broadcast(a[r][2 * c], lo, w + r);
-            a[r][2 * c + 1] = dot_pair_broadcast(a[r][2 * c + 1], hi, w + r);
-        }
+    __m512i x = cols == 0xffffffffu ? _mm512_loadu_si512(v0) : _mm512_maskz_loadu_epi16(cols, v0);
+    __m512i y = _mm512_setzero_si512();
+    if (!single)
+        y = cols == 0xffffffffu ? _mm512_loadu_si512(v0 + d_v)
+                                : _mm512_maskz_loadu_epi16(cols, v0 + d_v);
+    __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
+    for (int r = 0; r < R; r++) {
+        a[r][0] = dot_pair_broadcast(a[r][0], lo, w + r);
+        a[r][1] = dot_pair_broadcast(a[r][1], hi, w + r);
     }
 }
 
-/* All R rows, columns [c0, c0 + 32·CW) ∩ [0, d_v), over the block's key
+/* All R rows, columns [c0, c0 + 32) ∩ [0, d_v), over the block's key
  * pairs, `per` lines of pf prefetched a pair. */
 FLASH_INLINE void few_pv_bf16_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t c0,
-                                   const int CW, const int R, const float *alpha, int rescale,
-                                   flash_prefetch *pf, int32_t per)
+                                   const int R, const float *alpha, int rescale, flash_prefetch *pf,
+                                   int32_t per)
 {
     const int32_t d_v = t->d_v;
-    __m512 a[FEW_ROWS][2 * MAX_PAIR_CHUNKS];
-    const int32_t left =
-        d_v - (c0 + 32 * (CW - 1)); /* columns from the pass's last chunk on (> 32: a full chunk) */
-    const __mmask32 last = left >= 32 ? 0xffffffffu : (__mmask32)((1u << left) - 1);
+    const int32_t n = d_v - c0; /* columns from c0 on (> 32: a full chunk) */
+    const __mmask32 cols = n >= 32 ? 0xffffffffu : (__mmask32)((1u << n) - 1);
+    __m512 a[FEW_ROWS][2];
     for (int r = 0; r < R; r++) {
-        const float *src = t->acc_rm + (size_t)r * t->ld + c0;
-        const __m512 ar = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < CW; c++) {
-            const int32_t n = c == CW - 1 ? left : 32; /* acc rows hold ld >= d_v floats */
-            __m512 x0 = _mm512_maskz_loadu_ps(lanes_upto(n), src + 32 * c);
-            __m512 x1 = _mm512_maskz_loadu_ps(lanes_upto(n - 16), src + 32 * c + 16);
-            a[r][2 * c] = _mm512_permutex2var_ps(x0, lo_index(), x1);
-            a[r][2 * c + 1] = _mm512_permutex2var_ps(x0, hi_index(), x1);
-            if (rescale) {
-                a[r][2 * c] = _mm512_mul_ps(a[r][2 * c], ar);
-                a[r][2 * c + 1] = _mm512_mul_ps(a[r][2 * c + 1], ar);
-            }
+        const float *src = t->acc_rm + (size_t)r * t->ld + c0; /* ld >= d_v floats */
+        __m512 x0 = _mm512_maskz_loadu_ps(lanes_upto(n), src);
+        __m512 x1 = _mm512_maskz_loadu_ps(lanes_upto(n - 16), src + 16);
+        a[r][0] = _mm512_permutex2var_ps(x0, lo_index(), x1);
+        a[r][1] = _mm512_permutex2var_ps(x0, hi_index(), x1);
+        if (rescale) {
+            a[r][0] = _mm512_mul_ps(a[r][0], _mm512_set1_ps(alpha[r]));
+            a[r][1] = _mm512_mul_ps(a[r][1], _mm512_set1_ps(alpha[r]));
         }
     }
-    const uint16_t *vb = (const uint16_t *)flash_kv_base(t, 1, ATTN_BF16);
-    const uint16_t *v0 = vb + (size_t)(j0 - t->kv_row0) * d_v + c0;
+    const uint16_t *v0 =
+        (const uint16_t *)flash_kv_base(t, 1, ATTN_BF16) + (size_t)(j0 - t->kv_row0) * d_v + c0;
     const uint32_t *w = (const uint32_t *)(const void *)t->scores;
     int32_t j = 0;
     for (; j + 2 <= nb; j += 2, v0 += 2 * (size_t)d_v, w += R) {
-        for (int32_t n = 0; n < per; n++)
+        for (int32_t k = 0; k < per; k++)
             flash_prefetch_step(pf);
-        pair_step(v0, d_v, w, R, CW, last, 0, a);
+        pair_step(v0, d_v, w, R, cols, 0, a);
     }
     if (j < nb)
-        pair_step(v0, d_v, w, R, CW, last, 1, a);
+        pair_step(v0, d_v, w, R, cols, 1, a);
     for (int r = 0; r < R; r++) {
         float *dst = t->acc_rm + (size_t)r * t->ld + c0;
-        for (int c = 0; c < CW; c++) {
-            const int32_t n = c == CW - 1 ? left : 32;
-            _mm512_mask_storeu_ps(
-                dst + 32 * c, lanes_upto(n),
-                _mm512_permutex2var_ps(a[r][2 * c], first_index(), a[r][2 * c + 1]));
-            _mm512_mask_storeu_ps(
-                dst + 32 * c + 16, lanes_upto(n - 16),
-                _mm512_permutex2var_ps(a[r][2 * c], second_index(), a[r][2 * c + 1]));
-        }
+        _mm512_mask_storeu_ps(dst, lanes_upto(n),
+                              _mm512_permutex2var_ps(a[r][0], first_index(), a[r][1]));
+        _mm512_mask_storeu_ps(dst + 16, lanes_upto(n - 16),
+                              _mm512_permutex2var_ps(a[r][0], second_index(), a[r][1]));
     }
 }
 
-/* The block's P·V for all R rows in passes over column chunks of 16
- * accumulators (8 rows: a chunk of 32 columns a pass), each pass's
- * columns of V read once. The prefetch (FEW_PREFETCH ahead, into L2)
- * walks the block's V bytes in address order at one rate over all passes
- * (16 or 32 KiB ahead instead of 8: no better). */
+/* The block's P·V for all R rows (8 dispatched) in a pass per 32 columns,
+ * 2R accumulators, each pass's columns of V read once. (Passes of more
+ * chunks for fewer rows, 32 accumulators at 4 rows, were measured and not
+ * taken: flash_avx512_bf16_decode.c.) The prefetch (FEW_PREFETCH ahead,
+ * into L2) walks the block's V bytes in address order at one rate over all
+ * passes (16 or 32 KiB ahead instead of 8: no better). */
 FLASH_INLINE void few_pv_bf16(const flash_tile *t, int32_t j0, int32_t nb, const int R,
                               const float *alpha, int rescale)
 {
-    const int32_t chunks = (t->d_v + 31) / 32;
-    const int cw_max = MAX_PAIR_CHUNKS / R;
-    const int32_t passes = chunks / cw_max + __builtin_popcount((unsigned)(chunks % cw_max));
+    const int32_t passes = (t->d_v + 31) / 32;
     const int64_t bytes = (int64_t)nb * t->d_v * 2;
     const char *vb = flash_byte_at(flash_kv_base(t, 1, ATTN_BF16),
                                    (size_t)(j0 - t->kv_row0) * t->d_v, ATTN_BF16);
     flash_prefetch pf = flash_prefetch_bytes(vb + FEW_PREFETCH, bytes);
     const int32_t per = flash_prefetch_per_step(bytes, passes * (nb / 2));
-    int32_t c = 0;
-    for (; c + cw_max <= chunks; c += cw_max)
-        few_pv_bf16_pass(t, j0, nb, 32 * c, cw_max, R, alpha, rescale, &pf, per);
-    if (cw_max > 4 && c + 4 <= chunks) {
-        few_pv_bf16_pass(t, j0, nb, 32 * c, 4, R, alpha, rescale, &pf, per);
-        c += 4;
-    }
-    if (cw_max > 2 && c + 2 <= chunks) {
-        few_pv_bf16_pass(t, j0, nb, 32 * c, 2, R, alpha, rescale, &pf, per);
-        c += 2;
-    }
-    if (c < chunks)
-        few_pv_bf16_pass(t, j0, nb, 32 * c, 1, R, alpha, rescale, &pf, per);
+    for (int32_t c = 0; c < passes; c++)
+        few_pv_bf16_pass(t, j0, nb, 32 * c, R, alpha, rescale, &pf, per);
 }
 
 #endif
