@@ -23,7 +23,9 @@ static const attn_perf_preset_info presets[PERF_PRESET_COUNT] = {
                    "decode to 32768; threads 1..all; bf16 prefill and f16/bf16 KV cache decode "
                    "for the fast variants",
                    NULL, 5, 0.5, 30.0},
-    [PERF_DECODE] = {"decode", "n_q 1 and 4 against KV caches of 256..32768; 1 and all threads",
+    [PERF_DECODE] = {"decode",
+                     "n_q 1 and 4 against KV caches of 256..32768, Hq 64 / Hkv 8 at 32768, "
+                     "those two at 32768 also in bf16, bf16kv and f16kv; 1 and all threads",
                      NULL, 5, 0.2, 10.0},
     [PERF_SCALING] = {"scaling", "every thread count 1..all on prefill and decode shapes", NULL, 5,
                       0.3, 10.0},
@@ -291,6 +293,16 @@ static void decode(case_builder *b)
         push(b, grouped(8, 8, 1, n_kv, 128, 0), T_ONE_AND_ALL);
     }
     push(b, grouped(32, 8, 1, 32768, 128, 0), T_ONE_AND_ALL);
+    /* Groups of 8 query heads a K/V head (Hq 64 / Hkv 8): the decode
+     * kernels' widest row tile, where they are bound by arithmetic more
+     * than by the cache's bytes. */
+    push(b, grouped(64, 8, 1, 32768, 128, 0), T_ONE_AND_ALL);
+    /* The types models decode in, beside the f32 rows of the same shapes:
+     * bf16 throughout (Q, cache, O), and a bf16 or f16 cache under f32
+     * queries. */
+    const attn_types low[] = {BF16, BF16KV, F16KV};
+    push_low(b, grouped(32, 8, 1, 32768, 128, 0), T_ONE_AND_ALL, low, 3, NULL);
+    push_low(b, grouped(64, 8, 1, 32768, 128, 0), T_ONE_AND_ALL, low, 3, NULL);
     /* A few query rows at once (speculative decoding, small chunks): still
      * memory-bound, causal with the rows at the end of the cache. */
     push(b, grouped(32, 8, 4, 4096, 128, 1), T_ONE_AND_ALL);

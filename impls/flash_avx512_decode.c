@@ -8,7 +8,7 @@
 #define FEW_KERNEL(R, T, name)                                                                     \
     static void name(const flash_tile *t)                                                          \
     {                                                                                              \
-        few_blocks(t, R, T, FEW_PV_F32);                                                           \
+        few_blocks(t, R, T, FEW_PV_F32, (few_q_pairs){NULL, 0});                                   \
     }
 FEW_KERNEL(1, ATTN_F32, few_1_f32)
 FEW_KERNEL(2, ATTN_F32, few_2_f32)

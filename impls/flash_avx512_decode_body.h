@@ -3,9 +3,10 @@
  * all, as one row-major tile; its layout, keys as lanes, has nothing in
  * common with the prefill block kernel's. Included by the files that
  * instantiate it: flash_avx512_decode.c (avx512: P in f32, -mavx512f) and
- * flash_avx512_bf16_decode.c (avx512_bf16: the same scores and softmax,
- * P·V on vdpbf16ps with P rounded to bf16; it defines
- * ATTN_DECODE_PV_BF16 and is built with AVX512BW and AVX512_BF16). */
+ * flash_avx512_bf16_decode.c (avx512_bf16: the same softmax, P·V on
+ * vdpbf16ps with P rounded to bf16, and Q·Kᵀ on vdpbf16ps when Q came in
+ * bf16; it defines ATTN_DECODE_PAIRS and is built with AVX512BW and
+ * AVX512_BF16). */
 #ifndef ATTN_FLASH_AVX512_DECODE_BODY_H
 #define ATTN_FLASH_AVX512_DECODE_BODY_H
 
@@ -18,7 +19,7 @@
 enum { LANES = 16, FEW_ROWS = ATTN_AVX512_DECODE_ROWS };
 
 /* How a block's weights reach P·V: f32 FMAs on P in f32, or (the files
- * that define ATTN_DECODE_PV_BF16) vdpbf16ps on P rounded to bf16. */
+ * that define ATTN_DECODE_PAIRS) vdpbf16ps on P rounded to bf16. */
 enum { FEW_PV_F32 = 0, FEW_PV_BF16 = 1 };
 
 static inline int32_t min32(int32_t a, int32_t b)
@@ -397,13 +398,22 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
         few_rows_pass(t, j0, nb, z0, 1, lastm, R, T, masked, alpha, rescale);
 }
 
-#ifdef ATTN_DECODE_PV_BF16
+#ifdef ATTN_DECODE_PAIRS
 #include "flash_avx512_decode_pv_bf16.h"
+#include "flash_avx512_decode_qk_bf16.h"
 #endif
+
+/* Q packed as bf16 for Q·Kᵀ on pairs (flash_avx512_decode_qk_bf16.h), or
+ * NULL: f32 FMAs. */
+typedef struct few_q_pairs {
+    const uint16_t *rows;
+    int32_t ld;
+} few_q_pairs;
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
 FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
-                            const int pv, const int masked, int32_t per, __m512 *m, __m512 *l)
+                            const int pv, few_q_pairs qp, const int masked, int32_t per, __m512 *m,
+                            __m512 *l)
 {
     const int kg = LANES / R;
     const int log2r = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
@@ -414,7 +424,13 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                  _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
     __m512 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
+#ifdef ATTN_DECODE_PAIRS
+        __m512 s = qp.rows ? few_group_scores_pairs(t, qp.rows, qp.ld, j0 + jj, nb - jj, R, per)
+                           : few_group_scores(t, j0 + jj, nb - jj, R, T, per);
+#else
+        (void)qp;
         __m512 s = few_group_scores(t, j0 + jj, nb - jj, R, T, per);
+#endif
         __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
         __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(j0 + nb), jv);
         if (masked)
@@ -431,7 +447,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     int rescale = _mm512_cmp_ps_mask(alpha, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ) != 0;
     *m = m_new;
     __m512 sum = _mm512_setzero_ps();
-#ifdef ATTN_DECODE_PV_BF16
+#ifdef ATTN_DECODE_PAIRS
     if (pv == FEW_PV_BF16)
         sum = few_weights_bf16(t, nb, R, masked, scale, shift);
     else
@@ -445,7 +461,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     *l = _mm512_fmadd_ps(*l, alpha, fold_rows_sum(sum, R));
     float alpha_r[LANES] __attribute__((aligned(64)));
     _mm512_store_ps(alpha_r, alpha); /* lane r (key 0) is row r's */
-#ifdef ATTN_DECODE_PV_BF16
+#ifdef ATTN_DECODE_PAIRS
     if (pv == FEW_PV_BF16 && !masked) {
         few_pv_bf16(t, j0, nb, R, alpha_r, rescale);
         return;
@@ -455,21 +471,24 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
     few_pv(t, j0, nb, R, T, masked, alpha_r, rescale);
 }
 
-FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T, const int pv)
+FLASH_INLINE void few_blocks(const flash_tile *t, const int R, const int T, const int pv,
+                             few_q_pairs qp)
 {
     const __m512i row = _mm512_and_si512(lane_index(), _mm512_set1_epi32(R - 1));
     const __mmask16 rows = attn_tail_mask_avx512(R);
     __m512 m = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->m));
     __m512 l = _mm512_permutexvar_ps(row, _mm512_maskz_loadu_ps(rows, t->l));
-    /* K prefetch lines a column step of a key group (few_group_scores). */
+    /* K prefetch lines a column step of a key group (few_group_scores: 16
+     * columns a step, 32 on pairs). */
+    const int32_t step = qp.rows ? 2 * LANES : LANES;
     const int32_t per = flash_prefetch_per_step(
-        (int64_t)(LANES / R) * t->d_k * (int64_t)attn_dtype_size(T), (t->d_k + LANES - 1) / LANES);
+        (int64_t)(LANES / R) * t->d_k * (int64_t)attn_dtype_size(T), (t->d_k + step - 1) / step);
     for (int32_t j0 = t->kv_begin; j0 < t->kv_end; j0 += t->kv_block) {
         int32_t nb = min32(t->kv_block, t->kv_end - j0);
         if (t->seen_min >= j0 + nb)
-            few_block(t, j0, nb, R, T, pv, 0, per, &m, &l);
+            few_block(t, j0, nb, R, T, pv, qp, 0, per, &m, &l);
         else
-            few_block(t, j0, nb, R, T, pv, 1, per, &m, &l);
+            few_block(t, j0, nb, R, T, pv, qp, 1, per, &m, &l);
     }
     _mm512_mask_storeu_ps(t->m, rows, m);
     _mm512_mask_storeu_ps(t->l, rows, l);

@@ -1,6 +1,6 @@
 /* The decode kernel's P·V on vdpbf16ps, P rounded to bf16 (avx512_bf16's
  * class; docs/accuracy-classes.md): included by flash_avx512_decode_body.h
- * in the files that define ATTN_DECODE_PV_BF16 (AVX512BW, AVX512_BF16).
+ * in the files that define ATTN_DECODE_PAIRS (AVX512BW, AVX512_BF16).
  *
  * Weights: each block's weights exp(s - m) (f32, the sum l adds them
  * unrounded) are rounded to bf16 once, nearest even, two keys' to a

@@ -121,6 +121,10 @@ static const attn_case BITWISE_CASES[] = {
      * columns and causal rows that see part of the last block */
     {.shape = {1, 8, 1, 1, 997, 88, 88, 0, 0.0f}, .data = DATA_NORMAL},
     {.shape = {1, 4, 1, 2, 513, 48, 40, 1, 0.0f}, .data = DATA_NORMAL},
+    /* Q·Kᵀ on pairs (bf16 Q): 4 rows with a 1-column last chunk of K,
+     * 8 rows with d_k != d_v and an 8-column last chunk */
+    {.shape = {1, 16, 4, 1, 530, 33, 33, 0, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {2, 16, 2, 1, 301, 200, 72, 0, 0.0f}, .data = DATA_NORMAL},
 };
 
 /* Narrow K/V against f32 K/V of the same values; the native variant

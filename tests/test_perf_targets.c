@@ -845,6 +845,32 @@ static attn_shape decode_shape(int hkv, int n_kv)
     return (attn_shape){1, 32, hkv, 1, n_kv, 128, 128, 0, 0.0f};
 }
 
+/* The decode preset: the decode shapes models run, in the types they run
+ * them in, beside their f32 rows (GQA groups of 4 and of 8 query heads). */
+static void decode_preset_has_cells(check_tally *t, int all)
+{
+    static const attn_types types[] = {{ATTN_F32, ATTN_F32, ATTN_F32},
+                                       {ATTN_BF16, ATTN_BF16, ATTN_BF16},
+                                       {ATTN_F32, ATTN_BF16, ATTN_F32},
+                                       {ATTN_F32, ATTN_F16, ATTN_F32}};
+    const attn_shape shapes[] = {decode_shape(8, 32768),
+                                 (attn_shape){1, 64, 8, 1, 32768, 128, 128, 0, 0.0f}};
+    preset_cells pc = list_cells(PERF_DECODE, all);
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 4; k++)
+            for (int th = 1; th <= all; th = th == all ? all + 1 : all) {
+                int found = 0;
+                for (int i = 0; i < pc.n; i++)
+                    found +=
+                        same_cell(&pc.cases[i], &shapes[s], th, &types[k]) && !pc.cases[i].includes;
+                CHECK(t, found == 1,
+                      "all=%d: the decode preset has Hq%d/Hkv8 n_kv 32768 d128 at %d threads in %s "
+                      "once, for every variant: %d",
+                      all, shapes[s].heads_q, th, attn_dtype_axis_name(&types[k]), found);
+            }
+    free(pc.cases);
+}
+
 static void preset_has_cells(check_tally *t, int all)
 {
     static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
@@ -1012,6 +1038,7 @@ int main(int argc, char **argv)
     const int alls[] = {1, 2, 3, 8};
     for (int i = 0; i < 4; i++) {
         preset_has_cells(&t, alls[i]);
+        decode_preset_has_cells(&t, alls[i]);
         preset_measures_everything(&t, alls[i], expect_expf);
     }
     return check_report("perf_targets", &t);

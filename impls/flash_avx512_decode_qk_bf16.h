@@ -1,0 +1,82 @@
+/* The decode kernel's Q·Kᵀ on vdpbf16ps, for Q that came in bf16 over a
+ * bf16 cache: included by flash_avx512_decode_body.h in the files that
+ * define ATTN_DECODE_PAIRS (AVX512BW, AVX512_BF16).
+ *
+ * The tile's Q rows hold bf16 values widened to f32, so narrowing them
+ * again is exact: they are packed once per tile as bf16, 32 columns to a
+ * zmm (pack_q_bf16). A key's row is then loaded as it lies, 32 elements
+ * a zmm, and one vdpbf16ps per row adds the products of 32 columns into
+ * the row's 16 lanes, lane c holding columns 2c and 2c + 1: half the
+ * multiply-adds of the f32 FMAs and no widening. Products of two bf16 are
+ * exact in f32, so what changes is the order of the additions (within the
+ * class's Q·Kᵀ bound, rule A) and subnormal inputs read as zero (the
+ * variant's declared denormals-are-zero). Lanes, reduction (attn_hsum16)
+ * and the scores' layout are few_group_scores'. f32 Q stays on f32 FMAs:
+ * rounding it to bf16 would be an error outside the class. */
+#ifndef ATTN_FLASH_AVX512_DECODE_QK_BF16_H
+#define ATTN_FLASH_AVX512_DECODE_QK_BF16_H
+
+#include <stdint.h>
+
+/* Q's packed rows live on the stack: 8 rows x 256 columns x 2 bytes =
+ * 4 KiB at most; a longer d_k keeps the f32 FMAs. */
+enum { QK_PAIRS_MAX_DK = 256, QK_PAIRS_COLS = 32 };
+
+/* Row stride of the packed Q: d_k rounded up to a whole zmm of bf16. */
+static inline int32_t qk_pairs_ld(int32_t d_k)
+{
+    return (d_k + QK_PAIRS_COLS - 1) / QK_PAIRS_COLS * QK_PAIRS_COLS;
+}
+
+/* Rows [0, R) of t->q as bf16, qb[r·ldq + c], zero past d_k. Exact for bf16
+ * inputs (vcvtne2ps2bf16 rounds nothing away). t->q is zero past d_k up to
+ * ld, but ldq may pass ld by 16 columns: those lanes are not loaded. */
+FLASH_INLINE void pack_q_bf16(const flash_tile *t, const int R, uint16_t *qb, int32_t ldq)
+{
+    for (int r = 0; r < R; r++)
+        for (int32_t c = 0; c < ldq; c += QK_PAIRS_COLS) {
+            const float *src = t->q + (size_t)r * t->ld + c;
+            __m512 x0 = _mm512_maskz_loadu_ps(lanes_upto(t->d_k - c), src);
+            __m512 x1 = _mm512_maskz_loadu_ps(lanes_upto(t->d_k - c - 16), src + 16);
+            _mm512_store_si512(qb + (size_t)r * ldq + c, (__m512i)_mm512_cvtne2ps_pbh(x1, x0));
+        }
+}
+
+/* few_group_scores on pairs: the unscaled scores of the 16/R keys from key
+ * j (nk real, the rest repeat the last) with the R packed rows, lane
+ * i·R + r; `per` prefetch lines a 32-column step. A key row's last chunk
+ * is a masked load: the words past d_k are the next key's, and 0·Inf
+ * there would be NaN. */
+FLASH_INLINE __m512 few_group_scores_pairs(const flash_tile *t, const uint16_t *qb, int32_t ldq,
+                                           int32_t j, int32_t nk, const int R, int32_t per)
+{
+    const int kg = LANES / R;
+    const int32_t d_k = t->d_k;
+    const uint16_t *kb = (const uint16_t *)flash_kv_base(t, 0, ATTN_BF16);
+    size_t k[LANES];
+    __m512 acc[LANES];
+    for (int i = 0; i < kg; i++)
+        k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
+    for (int n = 0; n < LANES; n++)
+        acc[n] = _mm512_setzero_ps();
+    flash_prefetch pf =
+        flash_prefetch_bytes((const char *)(kb + k[0]) + FEW_PREFETCH, (int64_t)kg * d_k * 2);
+    for (int32_t c = 0; c < d_k; c += QK_PAIRS_COLS) {
+        const int32_t n = d_k - c;
+        const __mmask32 cols = n >= QK_PAIRS_COLS ? 0xffffffffu : (__mmask32)((1u << n) - 1);
+        __m512i q[FEW_ROWS];
+        for (int r = 0; r < R; r++)
+            q[r] = _mm512_load_si512(qb + (size_t)r * ldq + c);
+        for (int32_t s = 0; s < per; s++)
+            flash_prefetch_step(&pf);
+        for (int i = 0; i < kg; i++) {
+            __m512i kv = cols == 0xffffffffu ? _mm512_loadu_si512(kb + k[i] + c)
+                                             : _mm512_maskz_loadu_epi16(cols, kb + k[i] + c);
+            for (int r = 0; r < R; r++)
+                acc[i * R + r] = _mm512_dpbf16_ps(acc[i * R + r], (__m512bh)q[r], (__m512bh)kv);
+        }
+    }
+    return attn_hsum16_avx512(acc);
+}
+
+#endif
