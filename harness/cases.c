@@ -192,7 +192,9 @@ static const attn_case full_cases[] = {
 static const attn_case adversarial_cases[] = {
     {{1, 2, 2, 65, 65, 16, 16, 0, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 65, 65, 16, 16, 1, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
-    {{1, 4, 2, 1, 600, 32, 32, 0, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
+    /* decode: 4 batches, so that its 32 seeds hold 512 query rows
+     * (attn_case_min_seeds: one batch, 128 rows, left the maximum to luck) */
+    {{4, 4, 2, 1, 600, 32, 32, 0, 0.0f}, DATA_HUGE_LOGITS, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 70, 70, 8, 8, 0, 0.0f}, DATA_ALL_NEGATIVE, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 70, 70, 8, 8, 1, 0.0f}, DATA_ALL_NEGATIVE, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 100, 100, 12, 12, 1, 0.0f}, DATA_TIED, F32_TYPES, ATTN_F32},
@@ -217,6 +219,13 @@ static const attn_case adversarial_cases[] = {
     {{1, 2, 2, 30, 30, 8, 8, 0, 0.0f}, DATA_INF, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 30, 30, 8, 8, 1, 0.0f}, DATA_INF, F32_TYPES, ATTN_F32},
     {{1, 2, 2, 33, 33, 9, 9, 1, 0.0f}, DATA_SUBNORMAL, F32_TYPES, ATTN_F32},
+    /* decode heads of 8 and 4 rows (the few-rows kernels' widest tiles),
+     * d_k 33: a key row's last element alone in its vector, the next key's
+     * row right behind it */
+    {{1, 8, 1, 1, 300, 33, 33, 0, 0.0f}, DATA_NAN_K, F32_TYPES, ATTN_F32},
+    {{1, 4, 1, 1, 300, 33, 33, 0, 0.0f}, DATA_INF, F32_TYPES, ATTN_F32},
+    {{1, 8, 1, 1, 200, 33, 33, 0, 0.0f}, DATA_SUBNORMAL, F32_TYPES, ATTN_F32},
+    {{1, 4, 1, 2, 300, 33, 33, 1, 0.0f}, DATA_MASKED_NONFINITE, F32_TYPES, ATTN_F32},
     /* n_q > n_kv with causal: the first 30 rows see no key and give +0 */
     {{1, 2, 2, 40, 10, 8, 8, 1, 0.0f}, DATA_NORMAL, F32_TYPES, ATTN_F32},
     /* a single key: every row equals V's only row */

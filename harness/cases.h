@@ -58,7 +58,12 @@ int attn_types_all_f32(const attn_types *t);
  * maximum is heavy-tailed: at 3 or 10 seeds FMA-ordered variants (avx2,
  * avx512, xsmm, blas) failed rule B by the luck of naive's draw while
  * their mean error was lower than naive's; from 20 seeds on the maxima are
- * stable. Those cases take 32. */
+ * stable. Those cases take 32. What the maximum needs is rows: the prefill
+ * cases have 130 a seed, and the decode case, 4 a seed at first, still
+ * drew a lucky naive at 32 seeds (128 rows: E_M 63u, blas on OpenBLAS's
+ * AVX-512 kernels 311u, against 817u and 311u at 64 seeds); it has 16 a
+ * seed now (512 rows; every variant, type and class within 0.43 of rule
+ * B's bound on a Zen 4). */
 int attn_case_min_seeds(const attn_case *c);
 
 /* The canonical case name shared by verify, bench and the CSV:

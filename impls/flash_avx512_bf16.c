@@ -29,9 +29,10 @@
  * a hidden V row cannot make 0·Inf. vdpbf16ps treats subnormal inputs as
  * zero and flushes subnormal results (denormals-are-zero, declared).
  * Decode shapes go to a few-rows kernel, which reads bf16 K/V itself:
- * heads of 8 query rows with P·V on vdpbf16ps in this class
- * (flash_avx512_bf16_decode.c), 1, 2 or 4 rows to avx512's (P in f32,
- * more accurate than the class; pairs did not pay there). Needs AVX512F,
+ * heads of 8 query rows with P·V on vdpbf16ps in this class, and under
+ * bf16 Q heads of 8 and 4 rows with Q·Kᵀ on vdpbf16ps
+ * (flash_avx512_bf16_decode.c); the rest to avx512's (P in f32, more
+ * accurate than the class; pairs did not pay there). Needs AVX512F,
  * AVX512BW (vpermw), AVX512_BF16 and FMA. */
 #include <immintrin.h>
 #include <math.h>
@@ -455,7 +456,8 @@ const attn_variant attn_variant_avx512_bf16 = {
     .required_features = ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512BF16 | ATTN_CPU_FMA,
     .description = "flash-attention-2 online softmax, Q.K^T and P.V on vdpbf16ps (AVX512_BF16), "
                    "P rounded to bf16; decode: P.V on vdpbf16ps for 8 rows a K/V head, "
-                   "avx512's kernel (P in f32) for 1, 2 or 4",
+                   "Q.K^T on vdpbf16ps for 8 and 4 under bf16 Q, avx512's kernel (P in f32) "
+                   "otherwise",
     .family = ATTN_FAMILY_ONLINE,
     .cost = ATTN_COST_FAST,
     /* the weights: attn_exp_avx512_bf16p, 5.49 ulp; alpha: attn_exp_avx512,

@@ -9,8 +9,9 @@
  * the row's 16 lanes, lane c holding columns 2c and 2c + 1: half the
  * multiply-adds of the f32 FMAs and no widening. Products of two bf16 are
  * exact in f32, so what changes is the order of the additions (within the
- * class's Q·Kᵀ bound, rule A) and subnormal inputs read as zero (the
- * variant's declared denormals-are-zero). Lanes, reduction (attn_hsum16)
+ * class's Q·Kᵀ bound, rule A), and subnormal inputs read as zero and a
+ * subnormal partial sum is written as zero (the variant's declared
+ * denormals-are-zero). Lanes, reduction (attn_hsum16)
  * and the scores' layout are few_group_scores'. f32 Q stays on f32 FMAs:
  * rounding it to bf16 would be an error outside the class. */
 #ifndef ATTN_FLASH_AVX512_DECODE_QK_BF16_H
@@ -28,9 +29,11 @@ static inline int32_t qk_pairs_ld(int32_t d_k)
     return (d_k + QK_PAIRS_COLS - 1) / QK_PAIRS_COLS * QK_PAIRS_COLS;
 }
 
-/* Rows [0, R) of t->q as bf16, qb[r·ldq + c], zero past d_k. Exact for bf16
- * inputs (vcvtne2ps2bf16 rounds nothing away). t->q is zero past d_k up to
- * ld, but ldq may pass ld by 16 columns: those lanes are not loaded. */
+/* Rows [0, R) of t->q as bf16, qb[r·ldq + c], zero past d_k: the loads are
+ * masked at d_k, so nothing past a row's d_k elements is read (ldq may
+ * pass t->ld by 16 columns). Exact for bf16 inputs: vcvtne2ps2bf16 rounds
+ * nothing away, subnormals aside, which it reads as zero as vdpbf16ps
+ * would (the variant's declared denormals-are-zero). */
 FLASH_INLINE void pack_q_bf16(const flash_tile *t, const int R, uint16_t *qb, int32_t ldq)
 {
     for (int r = 0; r < R; r++)
@@ -42,11 +45,30 @@ FLASH_INLINE void pack_q_bf16(const flash_tile *t, const int R, uint16_t *qb, in
         }
 }
 
+/* acc[i·R + r] += the pairs of packed Q row r and key i's row (element k[i]
+ * of kb), columns [c, c + 32) of them; the K loads masked by `cols`
+ * (words past d_k are the next key's, and 0·Inf there would be NaN). */
+FLASH_INLINE void pairs_dot_step(const uint16_t *qb, int32_t ldq, const uint16_t *kb,
+                                 const size_t *k, int32_t c, __mmask32 cols, const int R,
+                                 __m512 *acc, flash_prefetch *pf, int32_t per)
+{
+    const int kg = LANES / R;
+    __m512i q[FEW_ROWS];
+    for (int r = 0; r < R; r++)
+        q[r] = _mm512_load_si512(qb + (size_t)r * ldq + c);
+    for (int32_t s = 0; s < per; s++)
+        flash_prefetch_step(pf);
+    for (int i = 0; i < kg; i++) {
+        __m512i kv = cols == 0xffffffffu ? _mm512_loadu_si512(kb + k[i] + c)
+                                         : _mm512_maskz_loadu_epi16(cols, kb + k[i] + c);
+        for (int r = 0; r < R; r++)
+            acc[i * R + r] = _mm512_dpbf16_ps(acc[i * R + r], (__m512bh)q[r], (__m512bh)kv);
+    }
+}
+
 /* few_group_scores on pairs: the unscaled scores of the 16/R keys from key
  * j (nk real, the rest repeat the last) with the R packed rows, lane
- * i·R + r; `per` prefetch lines a 32-column step. A key row's last chunk
- * is a masked load: the words past d_k are the next key's, and 0·Inf
- * there would be NaN. */
+ * i·R + r; `per` prefetch lines a 32-column step. */
 FLASH_INLINE __m512 few_group_scores_pairs(const flash_tile *t, const uint16_t *qb, int32_t ldq,
                                            int32_t j, int32_t nk, const int R, int32_t per)
 {
@@ -61,21 +83,11 @@ FLASH_INLINE __m512 few_group_scores_pairs(const flash_tile *t, const uint16_t *
         acc[n] = _mm512_setzero_ps();
     flash_prefetch pf =
         flash_prefetch_bytes((const char *)(kb + k[0]) + FEW_PREFETCH, (int64_t)kg * d_k * 2);
-    for (int32_t c = 0; c < d_k; c += QK_PAIRS_COLS) {
-        const int32_t n = d_k - c;
-        const __mmask32 cols = n >= QK_PAIRS_COLS ? 0xffffffffu : (__mmask32)((1u << n) - 1);
-        __m512i q[FEW_ROWS];
-        for (int r = 0; r < R; r++)
-            q[r] = _mm512_load_si512(qb + (size_t)r * ldq + c);
-        for (int32_t s = 0; s < per; s++)
-            flash_prefetch_step(&pf);
-        for (int i = 0; i < kg; i++) {
-            __m512i kv = cols == 0xffffffffu ? _mm512_loadu_si512(kb + k[i] + c)
-                                             : _mm512_maskz_loadu_epi16(cols, kb + k[i] + c);
-            for (int r = 0; r < R; r++)
-                acc[i * R + r] = _mm512_dpbf16_ps(acc[i * R + r], (__m512bh)q[r], (__m512bh)kv);
-        }
-    }
+    int32_t c = 0;
+    for (; c + QK_PAIRS_COLS <= d_k; c += QK_PAIRS_COLS)
+        pairs_dot_step(qb, ldq, kb, k, c, 0xffffffffu, R, acc, &pf, per);
+    if (c < d_k)
+        pairs_dot_step(qb, ldq, kb, k, c, (__mmask32)((1u << (d_k - c)) - 1), R, acc, &pf, per);
     return attn_hsum16_avx512(acc);
 }
 

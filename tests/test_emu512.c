@@ -268,9 +268,15 @@ static void run_part(check_tally *t, const emu_part *part, const attn_variant *n
         if (part->bitwise == EMU_BITWISE_NARROW_KV) {
             bitwise_case(t, &emu, native, &BITWISE_CASES[c], ATTN_F16);
             bitwise_case(t, &emu, native, &BITWISE_CASES[c], ATTN_BF16);
-        } else if (part->bitwise == EMU_BITWISE_NATIVE && attn_variant_runnable(native)) {
-            for (int ti = 0; ti < part->n_types; ti++)
-                native_case(t, &emu, native, &BITWISE_CASES[c], &part->types[ti]);
+        } else if (part->bitwise == EMU_BITWISE_NATIVE) {
+            /* Against the reference too: a case only this list has would
+             * otherwise be checked only where the native one runs, and
+             * only against a copy of its own code. */
+            for (int ti = 0; ti < part->n_types; ti++) {
+                verify_case(t, &emu, naive, &BITWISE_CASES[c], &part->types[ti]);
+                if (attn_variant_runnable(native))
+                    native_case(t, &emu, native, &BITWISE_CASES[c], &part->types[ti]);
+            }
         }
     }
     printf("emu512 %s: native %s %s\n", part->name, native->name,
