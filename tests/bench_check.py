@@ -83,6 +83,14 @@ def check_pair(row, name):
     return True
 
 
+def roof_flag_contradicts(pct, exceeded):
+    """roof_exceeded is judged on the unrounded ratio and pct_peak printed
+    to 4 significant digits (%.4g): a row 0.04 % over its roof reads 100 (a
+    CI run under load had one). Only a printed value past that rounding
+    contradicts the flag."""
+    return (pct > 100.05 and not exceeded) or (pct < 99.95 and exceeded)
+
+
 def check_ok_row(row):
     name = f"{row['case']} threads={row['threads']}"
     t_med, t_min, t_max = (number(row, k) for k in ("time_ns_median", "time_ns_min", "time_ns_max"))
@@ -113,7 +121,7 @@ def check_ok_row(row):
         want = 100 * (b / pb if bandwidth else g / p)
         if abs(pct - want) > 0.01 * want + 0.01:
             fail(f"{name}: pct_peak {pct} but 100 x rate/peak = {want:.4g}")
-        if (pct > 100) != (row["roof_exceeded"] == "1"):
+        if roof_flag_contradicts(pct, row["roof_exceeded"] == "1"):
             fail(f"{name}: pct_peak {pct} but roof_exceeded {row['roof_exceeded']}")
 
 
