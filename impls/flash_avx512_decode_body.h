@@ -197,12 +197,24 @@ FLASH_INLINE __m512 few_group_scores_key_major(const flash_tile *t, const void *
     return attn_hsum16_avx512(acc);
 }
 
+#ifdef ATTN_DECODE_PAIRS
+#include "flash_avx512_decode_pv_bf16.h"
+#include "flash_avx512_decode_qk_bf16.h"
+#endif
+
+/* Q packed as bf16 for Q·Kᵀ on pairs (flash_avx512_decode_qk_bf16.h), or
+ * NULL: f32 FMAs. */
+typedef struct few_q_pairs {
+    const uint16_t *rows;
+    int32_t ld;
+} few_q_pairs;
+
 /* Unscaled scores of the 16/R keys from key j (nk of them are real: the
  * rest repeat the last, so reads stay in the block) with the R rows, lane
  * i·R + r; the lines FEW_PREFETCH past the group's rows are prefetched,
- * `per` a step. */
-FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
-                                     const int T, int32_t per)
+ * `per` a step (of 16 columns, or of 32 on pairs: qp.rows set, T bf16). */
+FLASH_INLINE __m512 few_group_scores(const flash_tile *t, few_q_pairs qp, int32_t j, int32_t nk,
+                                     const int R, const int T, int32_t per)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
@@ -215,9 +227,21 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
         acc[n] = _mm512_setzero_ps();
     flash_prefetch pf = flash_prefetch_bytes(flash_byte_at(kb, k[0], T) + FEW_PREFETCH,
                                              (int64_t)kg * d_k * (int64_t)attn_dtype_size(T));
+    int32_t c = 0;
+#ifdef ATTN_DECODE_PAIRS
+    if (qp.rows) {
+        for (; c + QK_PAIRS_COLS <= d_k; c += QK_PAIRS_COLS)
+            pairs_dot_step(qp.rows, qp.ld, kb, k, c, 0xffffffffu, R, acc, &pf, per);
+        if (c < d_k)
+            pairs_dot_step(qp.rows, qp.ld, kb, k, c, (__mmask32)((1u << (d_k - c)) - 1), R, acc,
+                           &pf, per);
+        return attn_hsum16_avx512(acc);
+    }
+#else
+    (void)qp;
+#endif
     if (R == 1 && (d_k + LANES - 1) / LANES <= KEY_MAJOR_Q)
         return few_group_scores_key_major(t, kb, k, T, acc, &pf);
-    int32_t c = 0;
     for (; c + LANES <= d_k; c += LANES)
         few_dot_step(t, kb, k, c, 0xffff, R, T, acc, &pf, per);
     if (c < d_k)
@@ -398,18 +422,6 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
         few_rows_pass(t, j0, nb, z0, 1, lastm, R, T, masked, alpha, rescale);
 }
 
-#ifdef ATTN_DECODE_PAIRS
-#include "flash_avx512_decode_pv_bf16.h"
-#include "flash_avx512_decode_qk_bf16.h"
-#endif
-
-/* Q packed as bf16 for Q·Kᵀ on pairs (flash_avx512_decode_qk_bf16.h), or
- * NULL: f32 FMAs. */
-typedef struct few_q_pairs {
-    const uint16_t *rows;
-    int32_t ld;
-} few_q_pairs;
-
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */
 FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                             const int pv, few_q_pairs qp, const int masked, int32_t per, __m512 *m,
@@ -424,13 +436,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                  _mm512_maskz_loadu_epi32(attn_tail_mask_avx512(R), t->seen));
     __m512 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-#ifdef ATTN_DECODE_PAIRS
-        __m512 s = qp.rows ? few_group_scores_pairs(t, qp.rows, qp.ld, j0 + jj, nb - jj, R, per)
-                           : few_group_scores(t, j0 + jj, nb - jj, R, T, per);
-#else
-        (void)qp;
-        __m512 s = few_group_scores(t, j0 + jj, nb - jj, R, T, per);
-#endif
+        __m512 s = few_group_scores(t, qp, j0 + jj, nb - jj, R, T, per);
         __m512i jv = _mm512_add_epi32(key, _mm512_set1_epi32(j0 + jj));
         __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(j0 + nb), jv);
         if (masked)

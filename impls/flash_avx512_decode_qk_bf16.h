@@ -45,13 +45,15 @@ FLASH_INLINE void pack_q_bf16(const flash_tile *t, const int R, uint16_t *qb, in
         }
 }
 
-/* acc[i·R + r] += the pairs of packed Q row r and key i's row (element k[i]
- * of kb), columns [c, c + 32) of them; the K loads masked by `cols`
- * (words past d_k are the next key's, and 0·Inf there would be NaN). */
-FLASH_INLINE void pairs_dot_step(const uint16_t *qb, int32_t ldq, const uint16_t *kb,
+/* few_dot_step on pairs (few_group_scores takes it when Q is packed):
+ * acc[i·R + r] += the pairs of packed Q row r and key i's row (element k[i]
+ * of the bf16 K at kb), columns [c, c + 32) of them; the K loads masked by
+ * `cols` (words past d_k are the next key's, and 0·Inf there would be NaN). */
+FLASH_INLINE void pairs_dot_step(const uint16_t *qb, int32_t ldq, const void *kbase,
                                  const size_t *k, int32_t c, __mmask32 cols, const int R,
                                  __m512 *acc, flash_prefetch *pf, int32_t per)
 {
+    const uint16_t *kb = (const uint16_t *)kbase;
     const int kg = LANES / R;
     __m512i q[FEW_ROWS];
     for (int r = 0; r < R; r++)
@@ -64,31 +66,6 @@ FLASH_INLINE void pairs_dot_step(const uint16_t *qb, int32_t ldq, const uint16_t
         for (int r = 0; r < R; r++)
             acc[i * R + r] = _mm512_dpbf16_ps(acc[i * R + r], (__m512bh)q[r], (__m512bh)kv);
     }
-}
-
-/* few_group_scores on pairs: the unscaled scores of the 16/R keys from key
- * j (nk real, the rest repeat the last) with the R packed rows, lane
- * i·R + r; `per` prefetch lines a 32-column step. */
-FLASH_INLINE __m512 few_group_scores_pairs(const flash_tile *t, const uint16_t *qb, int32_t ldq,
-                                           int32_t j, int32_t nk, const int R, int32_t per)
-{
-    const int kg = LANES / R;
-    const int32_t d_k = t->d_k;
-    const uint16_t *kb = (const uint16_t *)flash_kv_base(t, 0, ATTN_BF16);
-    size_t k[LANES];
-    __m512 acc[LANES];
-    for (int i = 0; i < kg; i++)
-        k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
-    for (int n = 0; n < LANES; n++)
-        acc[n] = _mm512_setzero_ps();
-    flash_prefetch pf =
-        flash_prefetch_bytes((const char *)(kb + k[0]) + FEW_PREFETCH, (int64_t)kg * d_k * 2);
-    int32_t c = 0;
-    for (; c + QK_PAIRS_COLS <= d_k; c += QK_PAIRS_COLS)
-        pairs_dot_step(qb, ldq, kb, k, c, 0xffffffffu, R, acc, &pf, per);
-    if (c < d_k)
-        pairs_dot_step(qb, ldq, kb, k, c, (__mmask32)((1u << (d_k - c)) - 1), R, acc, &pf, per);
-    return attn_hsum16_avx512(acc);
 }
 
 #endif

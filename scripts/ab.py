@@ -121,10 +121,10 @@ def tensor(rng, count, dtype):
     """N(0,1) values rounded to nearest even into dtype, as the harness makes them."""
     x = rng.standard_normal(count, dtype=np.float32)
     if dtype == dtype_code("f16"):
-        return aligned(x.astype(np.float16).view(np.uint16))
-    if dtype == dtype_code("bf16"):
+        x = x.astype(np.float16).view(np.uint16)
+    elif dtype == dtype_code("bf16"):
         bits = x.view(np.uint32).astype(np.uint64)
-        return aligned(((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16))
+        x = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     return aligned(x)
 
 
