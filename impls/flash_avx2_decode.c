@@ -16,9 +16,12 @@
  * held one of the core's few L1 miss buffers for its whole trip from DRAM (on a
  * Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds of one
  * process, into L2 was 1.38x / 1.25x faster with an f16 / bf16 cache at
- * 1 thread, 1.41x / 1.32x at 2). An f32 cache once fetched the next key
- * block into L2 instead, a few lines per step of the scores and P·V;
- * with the prefetches into L2 that cost core time and bought nothing: the
+ * 1 thread, 1.41x / 1.32x at 2). While a block's P·V runs, its column
+ * passes fetch the next block's K into L2 (few_pv). An f32 cache once
+ * fetched the next key block instead of all that, a few lines per step of
+ * the scores and P·V through the driver's counted plan
+ * (flash_prefetch_step: a count and a pointer updated every step), which
+ * cost core time and bought nothing: the
  * same Zen 4, alternating rounds, without it 1.3-1.8x in cache (n_kv
  * 1024, 1 and 2 threads), 1.03-1.55x from DRAM at 1 thread and
  * 1.07-1.22x at 2 (Hq 32 / Hkv 8, d 64 and 128), d 256 0.85-1.18x at 1
@@ -35,9 +38,11 @@
  * flash_avx2.c's few_reads). */
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "flash_avx2_decode.h"
+#include "flash_avx2_decode_plan.h"
 #include "simd_avx2.h"
 
 enum { LANES = 8, FEW_ROWS = ATTN_AVX2_DECODE_ROWS, FEW_PREFETCH = 4096 };
@@ -173,11 +178,22 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     return attn_hsum8_avx2(acc);
 }
 
+/* The address of the 64-byte line `i` lines past line address `at`, as
+ * an integer: the plan (few_pv) may name lines before the K tensor's first
+ * byte (its line) and past its end. */
+static inline const char *line_at(uintptr_t at, int32_t i)
+{
+    return (const char *)(at + 64 * (uintptr_t)i);
+}
+
 /* acc rows [r0, r0 + rp), column vectors [z0, z0 + nz) (the last one has
- * `last` lanes): alpha, then the block's weighted V rows. */
+ * `last` lanes): alpha, then the block's weighted V rows. With `ahead` set,
+ * each key also prefetches `lines` lines from there into L2 (the next
+ * block's K: few_pv). */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, int last, const int R,
-                                 const int T, const int masked, const float *alpha, int rescale)
+                                 const int T, const int masked, const float *alpha, int rescale,
+                                 uintptr_t ahead, const int lines)
 {
     const int32_t d_v = t->d_v;
     __m256 a[FEW_ROWS][4];
@@ -193,6 +209,11 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
+        if (ahead) {
+            _mm_prefetch(line_at(ahead, j), _MM_HINT_T1);
+            if (lines == 2)
+                _mm_prefetch(line_at(ahead, nb + j), _MM_HINT_T1);
+        }
         __m256 v[4];
         for (int z = 0; z < nz; z++)
             v[z] = z == nz - 1 && last < LANES ? load_tail(vb, vr + LANES * z, last, T)
@@ -223,50 +244,62 @@ static inline int few_rows_per_pass(int nz, int R)
 
 FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int32_t z0,
                                 const int nz, int last, const int R, const int T, const int masked,
-                                const float *alpha, int rescale)
+                                const float *alpha, int rescale, uintptr_t ahead, const int lines)
 {
     const int rp = few_rows_per_pass(nz, R);
     for (int32_t r0 = 0; r0 < R; r0 += rp)
-        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
+        few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale,
+                       r0 == 0 ? ahead : 0, lines);
 }
 
-/* P·V's column passes over a block, widest first: of4 passes of 4
- * vectors, then of2 of 2, then of1 of 1 (the last vector maybe partial).
- * With 4 or 8 rows, an f32 or bf16 cache goes in passes of at most 2
- * vectors: then 4 rows share each pass (few_rows_per_pass), so each V
- * vector is loaded (and widened) once for 4 rows instead of once per 2;
- * each row's weight is broadcast 8 times per key instead of 4. Zen 4,
- * Hq 32 / Hkv 8 (R = 4), n_kv 96 in L2, 1 thread, alternating rounds of
- * one process: f32 1.07x / 1.19x / 1.16x at d 64 / 128 / 256, bf16
- * 1.02-1.06x, R = 8 (Hq 64) f32 1.14x, bf16 1.05x; an f16 cache
- * 0.96-0.99x, so it keeps the passes of 4. few_pv walks them. */
-typedef struct few_passes {
-    int32_t vectors, of4, of2, of1;
-} few_passes;
-
-static inline few_passes few_column_passes(int32_t d_v, int widest)
+/* The line address where pass `pass` starts prefetching: 0 when it names
+ * none. */
+static inline uintptr_t pass_ahead(uintptr_t first_line, size_t span, size_t step, int32_t pass)
 {
-    const int32_t nzv = (d_v + LANES - 1) / LANES;
-    if (widest == 2)
-        return (few_passes){nzv, 0, nzv / 2, nzv % 2};
-    return (few_passes){nzv, nzv / 4, nzv % 4 / 2, nzv % 2};
+    const size_t at = avx2_few_ahead_start(span, step, pass);
+    return at == SIZE_MAX ? 0 : first_line + at;
 }
 
+/* The next block's K rows, fetched into L2 while this block's P·V runs
+ * (the plan: flash_avx2_decode_plan.h): few_group_scores prefetches K
+ * only while the scores run, so DRAM idled through every P·V phase and
+ * each block's scores began by waiting on it. A line or two a key, no
+ * count tested in the loop (a runtime count there made GCC rebuild the
+ * loop: 0.87x with K/V in L3). Zen 4, d 128, alternating rounds of one
+ * process against the kernel without them, n_kv 32768 at 1 / 2 threads:
+ * f32 Hq 32 / Hkv 8 1.20-1.33x / 1.16-1.23x, Hq 32 / Hkv 32 1.11-1.27x /
+ * 1.05-1.20x, Hq 16 / Hkv 8 1.37-1.50x / 1.21-1.39x, Hq 64 / Hkv 8
+ * 1.00-1.07x / 1.03-1.15x; f16 / bf16 caches at Hkv 32 1.38-1.60x /
+ * 1.23-1.56x, at Hkv 8 (bound by the core there) 0.88-1.07x; n_kv 4096
+ * f32 1.04-1.21x; K/V in L3 (n_kv 1024) f32 0.95-1.07x at Hkv 8 and
+ * 16 / 8, 1.10-1.30x at Hkv 32. */
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                          const int masked, const float *alpha, int rescale)
 {
-    const few_passes np = few_column_passes(t->d_v, R >= 4 && T != ATTN_F16 ? 2 : 4);
+    const avx2_few_passes np = avx2_few_column_passes(t->d_v, avx2_few_widest(R, T));
+    const int lines = avx2_few_ahead_lines(R, T);
+    const size_t step = avx2_few_ahead_step(R, T, nb);
     const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
-    int32_t z0 = 0;
-    for (int32_t i = 0; i < np.of4; i++, z0 += 4)
-        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha,
-                      rescale);
-    for (int32_t i = 0; i < np.of2; i++, z0 += 2)
-        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha,
-                      rescale);
+    const int32_t next = t->staged ? 0 : flash_next_block_keys(t, j0, nb);
+    uintptr_t first_line = 0;
+    size_t span = 0;
+    if (next > 0) {
+        const uintptr_t next_k = (uintptr_t)flash_byte_at(
+            flash_kv_base(t, 0, T), (size_t)(j0 + nb - t->kv_row0) * t->d_k, T);
+        first_line = next_k / 64 * 64;
+        span = (size_t)(next_k - first_line) + (size_t)next * t->d_k * attn_dtype_size(T);
+    }
+    int32_t z0 = 0, pass = 0;
+    for (int32_t i = 0; i < np.of4; i++, z0 += 4, pass++)
+        few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
+                      pass_ahead(first_line, span, step, pass), lines);
+    for (int32_t i = 0; i < np.of2; i++, z0 += 2, pass++)
+        few_rows_pass(t, j0, nb, z0, 2, z0 + 2 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,
+                      pass_ahead(first_line, span, step, pass), lines);
     if (np.of1)
-        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale);
+        few_rows_pass(t, j0, nb, z0, 1, lastn, R, T, masked, alpha, rescale,
+                      pass_ahead(first_line, span, step, pass), lines);
 }
 
 /* One key block: scores, softmax (m and l in the lane pattern), P·V. */

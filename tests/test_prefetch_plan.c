@@ -5,13 +5,16 @@
  * caller's tensors, since the staged block itself is already in cache.
  * Each plan must name every line its rows touch and no line outside them,
  * nothing past the tile's last key, and nothing of the staged copy. The
- * avx512 decode kernel's per-step span (check_per_step) is checked here too. */
+ * avx512 decode kernel's per-step span (check_per_step) is checked here too,
+ * and the avx2 decode kernel's plan of the next block's K during P·V
+ * (check_avx2_ahead). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "flash_avx2_decode_plan.h"
 #include "flash_driver.h"
 
 /* Lines [first, last] that bytes [at, at + n) touch. */
@@ -113,6 +116,69 @@ static void check_per_step(check_tally *t, const char *line, int64_t bytes, int3
           (long long)bytes, steps, per, fewest);
 }
 
+/* The avx2 decode kernel's P·V passes over a block of nb keys, each naming
+ * lines of the next block's K (`next` keys of d_k elements, the first
+ * `skew` bytes into a line) as flash_avx2_decode.c's few_pv and
+ * few_accumulate do: the span from that line, pass i's start
+ * (avx2_few_ahead_start), then a line or two a key. The lines named must
+ * run contiguously from the span's first line as far as the passes reach,
+ * no further than one step past its end; with d_k = d_v they must reach
+ * every K byte (every line of the span but, off a line, maybe its last);
+ * with no K to come, no line. */
+static void check_avx2_ahead(check_tally *t, int32_t type, int rows, int32_t d_k, int32_t d_v,
+                             int32_t nb, int32_t next, size_t skew)
+{
+    enum { MAX_LINES = 4096 };
+    static unsigned char named[MAX_LINES];
+    char what[160];
+    snprintf(what, sizeof what, "avx2 ahead, %s, R %d, d_k %d, d_v %d, nb %d, next %d, skew %zu",
+             attn_dtype_name(type), rows, (int)d_k, (int)d_v, (int)nb, (int)next, skew);
+    const avx2_few_passes np = avx2_few_column_passes(d_v, avx2_few_widest(rows, type));
+    const int32_t passes = np.of4 + np.of2 + np.of1;
+    const int lines = avx2_few_ahead_lines(rows, type);
+    const size_t step = avx2_few_ahead_step(rows, type, nb);
+    const size_t bytes = (size_t)next * (size_t)d_k * attn_dtype_size(type);
+    const size_t span = next > 0 ? skew + bytes : 0; /* as few_pv: from the first byte's line */
+    CHECK(t, np.of4 * 4 + np.of2 * 2 + np.of1 == np.vectors && np.of1 <= 1,
+          "%s: passes of 4/2/1 (%d/%d/%d) miss the %d vectors", what, (int)np.of4, (int)np.of2,
+          (int)np.of1, (int)np.vectors);
+    CHECK(t, (lines == 1 || lines == 2) && step == 64 * (size_t)lines * (size_t)nb,
+          "%s: %d lines a key, step %zu", what, lines, step);
+    memset(named, 0, sizeof named);
+    size_t first = SIZE_MAX, last = 0;
+    for (int32_t pass = 0; pass < passes; pass++) {
+        const size_t at = avx2_few_ahead_start(span, step, pass);
+        if (at == SIZE_MAX)
+            continue;
+        CHECK(t, at < span && at % 64 == 0, "%s: pass %d starts at byte %zu of a %zu-byte span",
+              what, (int)pass, at, span);
+        for (int32_t j = 0; j < nb; j++)
+            for (int l = 0; l < lines; l++) {
+                const size_t line = at / 64 + (size_t)l * (size_t)nb + (size_t)j;
+                if (line < MAX_LINES)
+                    named[line] = 1;
+                first = line < first ? line : first;
+                last = line > last ? line : last;
+            }
+    }
+    if (span == 0) {
+        CHECK(t, first == SIZE_MAX, "%s: lines named with no K to come", what);
+        return;
+    }
+    const size_t span_lines = (span + 63) / 64, reach = (size_t)passes * step;
+    CHECK(t, d_k != d_v || reach >= bytes, "%s: the passes reach %zu bytes of %zu K bytes", what,
+          reach, bytes);
+    CHECK(t, first == 0, "%s: the first line named is %zu, not the span's first", what, first);
+    CHECK(t, last < (span + step + 63) / 64,
+          "%s: line %zu named, more than a step past the span's %zu lines", what, last, span_lines);
+    const size_t want = reach / 64 < span_lines ? reach / 64 : span_lines;
+    for (size_t i = 0; i < want && i < MAX_LINES; i++)
+        if (!named[i]) {
+            CHECK(t, 0, "%s: line %zu of the span's %zu not named", what, i, span_lines);
+            break;
+        }
+}
+
 int main(void)
 {
     check_tally t = {0};
@@ -159,5 +225,19 @@ int main(void)
         for (int32_t d_k = 1; d_k <= 300; d_k++)
             for (int32_t size = 2; size <= 4; size += 2)
                 check_per_step(&t, line, (int64_t)kg * d_k * size, (d_k + 15) / 16);
+    /* avx2's decode: every type, row count and a range of head sizes,
+     * block lengths and next-block lengths, K rows off their lines. */
+    const int32_t heads[] = {1, 8, 16, 33, 64, 80, 96, 128, 200, 256};
+    const int32_t nbs[] = {1, 5, 64};
+    for (size_t ty = 0; ty < 3; ty++)
+        for (int rows = 1; rows <= 8; rows *= 2)
+            for (size_t a = 0; a < sizeof heads / sizeof heads[0]; a++)
+                for (size_t b = 0; b < sizeof heads / sizeof heads[0]; b++)
+                    for (size_t n = 0; n < sizeof nbs / sizeof nbs[0]; n++)
+                        for (int32_t next = 0; next <= nbs[n]; next += next < 2 ? 1 : nbs[n] / 2)
+                            for (size_t skew = 0; skew < 64;
+                                 skew += types[ty] == ATTN_F32 ? 20 : 30)
+                                check_avx2_ahead(&t, types[ty], rows, heads[a], heads[b], nbs[n],
+                                                 next, skew);
     return check_report("test_prefetch_plan", &t);
 }
