@@ -17,11 +17,11 @@
  * Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds of one
  * process, into L2 was 1.38x / 1.25x faster with an f16 / bf16 cache at
  * 1 thread, 1.41x / 1.32x at 2). While a block's P·V runs, its column
- * passes fetch the next block's K into L2 (few_pv). An f32 cache once
- * fetched the next key block instead of all that, a few lines per step of
- * the scores and P·V through the driver's counted plan
- * (flash_prefetch_step: a count and a pointer updated every step), which
- * cost core time and bought nothing: the
+ * passes also fetch the next block's K into L2 (few_pv). An f32 cache
+ * once fetched the next key block in place of both of those (no V rows
+ * ahead of their P·V, no K line 4 KiB ahead), a few lines per step of the
+ * scores and P·V through the driver's counted plan (flash_prefetch_step:
+ * a count and a pointer updated every step), and lost: the
  * same Zen 4, alternating rounds, without it 1.3-1.8x in cache (n_kv
  * 1024, 1 and 2 threads), 1.03-1.55x from DRAM at 1 thread and
  * 1.07-1.22x at 2 (Hq 32 / Hkv 8, d 64 and 128), d 256 0.85-1.18x at 1
@@ -45,7 +45,7 @@
 #include "flash_avx2_decode_plan.h"
 #include "simd_avx2.h"
 
-enum { LANES = 8, FEW_ROWS = ATTN_AVX2_DECODE_ROWS, FEW_PREFETCH = 4096 };
+enum { LANES = AVX2_FEW_LANES, FEW_ROWS = ATTN_AVX2_DECODE_ROWS, FEW_PREFETCH = 4096 };
 
 static inline int32_t min32(int32_t a, int32_t b)
 {
@@ -181,7 +181,7 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
 /* The address of the 64-byte line `i` lines past line address `at`, as
  * an integer: the plan (few_pv) may name lines before the K tensor's first
  * byte (its line) and past its end. */
-static inline const char *line_at(uintptr_t at, int32_t i)
+static inline const char *line_at(uintptr_t at, size_t i)
 {
     return (const char *)(at + 64 * (uintptr_t)i);
 }
@@ -210,9 +210,9 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     const float *p = t->scores + r0;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         if (ahead) {
-            _mm_prefetch(line_at(ahead, j), _MM_HINT_T1);
+            _mm_prefetch(line_at(ahead, avx2_few_ahead_line(j, 0, nb)), _MM_HINT_T1);
             if (lines == 2)
-                _mm_prefetch(line_at(ahead, nb + j), _MM_HINT_T1);
+                _mm_prefetch(line_at(ahead, avx2_few_ahead_line(j, 1, nb)), _MM_HINT_T1);
         }
         __m256 v[4];
         for (int z = 0; z < nz; z++)
@@ -266,13 +266,14 @@ static inline uintptr_t pass_ahead(uintptr_t first_line, size_t span, size_t ste
  * each block's scores began by waiting on it. A line or two a key, no
  * count tested in the loop (a runtime count there made GCC rebuild the
  * loop: 0.87x with K/V in L3). Zen 4, d 128, alternating rounds of one
- * process against the kernel without them, n_kv 32768 at 1 / 2 threads:
- * f32 Hq 32 / Hkv 8 1.20-1.33x / 1.16-1.23x, Hq 32 / Hkv 32 1.11-1.27x /
- * 1.05-1.20x, Hq 16 / Hkv 8 1.37-1.50x / 1.21-1.39x, Hq 64 / Hkv 8
- * 1.00-1.07x / 1.03-1.15x; f16 / bf16 caches at Hkv 32 1.38-1.60x /
- * 1.23-1.56x, at Hkv 8 (bound by the core there) 0.88-1.07x; n_kv 4096
- * f32 1.04-1.21x; K/V in L3 (n_kv 1024) f32 0.95-1.07x at Hkv 8 and
- * 16 / 8, 1.10-1.30x at Hkv 32. */
+ * process against the kernel without them, n_kv 32768, at 1 thread and
+ * at 2: f32 Hq 32 / Hkv 8 1.20-1.33x and 1.16-1.23x, Hq 32 / Hkv 32
+ * 1.11-1.27x and 1.05-1.20x, Hq 16 / Hkv 8 1.37-1.50x and 1.21-1.39x,
+ * Hq 64 / Hkv 8 1.00-1.07x and 1.03-1.15x; an f16 or bf16 cache at
+ * Hq 32 / Hkv 32 1.38-1.60x and 1.23-1.56x, at Hq 32 / Hkv 8 (bound by
+ * the core there) 0.88-1.07x; n_kv 4096, f32, 1.04-1.21x; K/V in L3
+ * (n_kv 1024, f32) 0.95-1.07x at Hq 32 / Hkv 8 and Hq 16 / Hkv 8,
+ * 1.10-1.30x at Hq 32 / Hkv 32. */
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                          const int masked, const float *alpha, int rescale)
 {

@@ -1,8 +1,9 @@
 /* flash_avx2_decode_plan.h — the avx2 decode kernel's plan of a key block's
  * P·V (flash_avx2_decode.c): its column passes, and the lines of the next
  * block's K each pass asks for. Pure arithmetic on the shape, in a header
- * of its own so that tests/test_prefetch_plan.c checks the very functions
- * the kernel runs. */
+ * of its own so that tests/test_prefetch_plan.c checks the functions the
+ * kernel calls (the kernel's walk over passes and keys around them is its
+ * own). */
 #ifndef ATTN_FLASH_AVX2_DECODE_PLAN_H
 #define ATTN_FLASH_AVX2_DECODE_PLAN_H
 
@@ -63,6 +64,13 @@ static inline int avx2_few_ahead_lines(int rows, int32_t kv_type)
 static inline size_t avx2_few_ahead_step(int rows, int32_t kv_type, int32_t nb)
 {
     return 64 * (size_t)avx2_few_ahead_lines(rows, kv_type) * (size_t)nb;
+}
+
+/* The line a pass names for its key j (0 <= j < nb), the l-th of the key's
+ * lines (l < avx2_few_ahead_lines): lines count from the pass's start. */
+static inline size_t avx2_few_ahead_line(int32_t j, int l, int32_t nb)
+{
+    return (size_t)l * (size_t)nb + (size_t)j;
 }
 
 /* Pass i's first byte into a span of `span` bytes, or SIZE_MAX: none. */

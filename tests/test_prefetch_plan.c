@@ -7,7 +7,9 @@
  * nothing past the tile's last key, and nothing of the staged copy. The
  * avx512 decode kernel's per-step span (check_per_step) is checked here too,
  * and the avx2 decode kernel's plan of the next block's K during P·V
- * (check_avx2_ahead). */
+ * (check_avx2_ahead), the one plan that may name lines past the tile's
+ * last key: up to one pass's share past the next block, where a prefetch
+ * is harmless. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,7 +156,7 @@ static void check_avx2_ahead(check_tally *t, int32_t type, int rows, int32_t d_k
               what, (int)pass, at, span);
         for (int32_t j = 0; j < nb; j++)
             for (int l = 0; l < lines; l++) {
-                const size_t line = at / 64 + (size_t)l * (size_t)nb + (size_t)j;
+                const size_t line = at / 64 + avx2_few_ahead_line(j, l, nb);
                 if (line < MAX_LINES)
                     named[line] = 1;
                 first = line < first ? line : first;
@@ -233,11 +235,16 @@ int main(void)
         for (int rows = 1; rows <= 8; rows *= 2)
             for (size_t a = 0; a < sizeof heads / sizeof heads[0]; a++)
                 for (size_t b = 0; b < sizeof heads / sizeof heads[0]; b++)
-                    for (size_t n = 0; n < sizeof nbs / sizeof nbs[0]; n++)
-                        for (int32_t next = 0; next <= nbs[n]; next += next < 2 ? 1 : nbs[n] / 2)
+                    for (size_t n = 0; n < sizeof nbs / sizeof nbs[0]; n++) {
+                        /* None, a few, half, all but one, and a whole next block. */
+                        const int32_t nb = nbs[n];
+                        const int32_t nexts[] = {0, 1, 2, nb / 2, nb - 1, nb};
+                        for (size_t x = 0; x < sizeof nexts / sizeof nexts[0]; x++)
                             for (size_t skew = 0; skew < 64;
                                  skew += types[ty] == ATTN_F32 ? 20 : 30)
-                                check_avx2_ahead(&t, types[ty], rows, heads[a], heads[b], nbs[n],
-                                                 next, skew);
+                                if (nexts[x] >= 0 && nexts[x] <= nb)
+                                    check_avx2_ahead(&t, types[ty], rows, heads[a], heads[b], nb,
+                                                     nexts[x], skew);
+                    }
     return check_report("test_prefetch_plan", &t);
 }
