@@ -282,15 +282,14 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
     const size_t step = avx2_few_ahead_step(R, T, nb);
     const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
-    const int32_t next = t->staged ? 0 : flash_next_block_keys(t, j0, nb);
-    uintptr_t first_line = 0;
-    size_t span = 0;
-    if (next > 0) {
-        const uintptr_t next_k = (uintptr_t)flash_byte_at(
-            flash_kv_base(t, 0, T), (size_t)(j0 + nb - t->kv_row0) * t->d_k, T);
-        first_line = next_k / 64 * 64;
-        span = (size_t)(next_k - first_line) + (size_t)next * t->d_k * attn_dtype_size(T);
-    }
+    /* The next block's K rows, their lines from the first's (the driver's
+     * plan of them); none for a staged block. */
+    flash_prefetch next = {0};
+    if (!t->staged)
+        next = T == ATTN_F32 ? flash_prefetch_next_k(t, j0, nb)
+                             : flash_prefetch_next_source(t, j0, nb, 0);
+    const uintptr_t first_line = (uintptr_t)next.at;
+    const size_t span = 64 * (size_t)next.lines;
     int32_t z0 = 0, pass = 0;
     for (int32_t i = 0; i < np.of4; i++, z0 += 4, pass++)
         few_rows_pass(t, j0, nb, z0, 4, z0 + 4 == nzv ? lastn : LANES, R, T, masked, alpha, rescale,

@@ -42,9 +42,10 @@ static inline avx2_few_passes avx2_few_column_passes(int32_t d_v, int widest)
 }
 
 /* The next block's K rows, fetched into L2 while this block's P·V runs
- * (flash_avx2_decode.c says why). The span runs from the line holding the
- * next block's first K byte (`skew` bytes before it) to its last byte:
- * skew + bytes. Pass i of the block's column passes asks for `lines`
+ * (flash_avx2_decode.c says why). The span is the lines of those rows,
+ * from the one holding their first byte (the driver's plan of them:
+ * flash_prefetch_next_k, flash_prefetch_next_source), 64 bytes a line.
+ * Pass i of the block's column passes asks for `lines`
  * lines a key over its nb keys, the span's lines from i·step bytes on
  * (step = 64·lines·nb), or for none once i·step reaches the span. Two
  * lines a key where the passes would otherwise be too few (f32 in passes

@@ -140,7 +140,10 @@ static void check_avx2_ahead(check_tally *t, int32_t type, int rows, int32_t d_k
     const int lines = avx2_few_ahead_lines(rows, type);
     const size_t step = avx2_few_ahead_step(rows, type, nb);
     const size_t bytes = (size_t)next * (size_t)d_k * attn_dtype_size(type);
-    const size_t span = next > 0 ? skew + bytes : 0; /* as few_pv: from the first byte's line */
+    /* As few_pv: the driver's plan of the next block's K lines. */
+    static char k_mem[64 * 2 + 64 * 256 * 4];
+    const char *line0 = (const char *)(((uintptr_t)k_mem + 63) / 64 * 64);
+    const size_t span = 64 * (size_t)flash_prefetch_bytes(line0 + skew, (int64_t)bytes).lines;
     CHECK(t, np.of4 * 4 + np.of2 * 2 + np.of1 == np.vectors && np.of1 <= 1,
           "%s: passes of 4/2/1 (%d/%d/%d) miss the %d vectors", what, (int)np.of4, (int)np.of2,
           (int)np.of1, (int)np.vectors);
