@@ -127,6 +127,15 @@ double matrix_roof_of_passes(const double *passes, int n);
 void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double *passes,
                             int n);
 
+/* A judged row above its paired roof (matrix_judge_roof) gets up to this
+ * many more passes of `roof`, until one reaches the row's rate: every pass
+ * beside it may have been slowed by a neighbour (nothing speeds a pass
+ * up), and a roof a row beats is wrong. The best pass becomes the row's
+ * roof and the row is judged again; above all of them it stays flagged.
+ * Returns the passes taken (0 for a row within its roof). */
+enum { MATRIX_ROOF_RECHECK_PASSES = 8 };
+int matrix_recheck_roof(attn_result_row *row, const attn_roof_probe *roof);
+
 /* --roof paired: the probes of one run, made when a row first needs one
  * (per roof and thread count) and kept to its end, so every row of a
  * thread count is judged by the same kernel the run's peak chose; the

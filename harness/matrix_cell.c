@@ -210,6 +210,8 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         row->gflops = attn_perf_flops(s) / row->time_ns_median;
         row->gbytes_per_s = attn_perf_bytes(s, &mc->pc.types) / row->time_ns_median;
         matrix_judge_roof(row);
+        if (roof)
+            matrix_recheck_roof(row, roof);
     }
 }
 

@@ -131,3 +131,18 @@ void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, d
         row->peak_gflops = rate;
     snprintf(row->roof_source, sizeof row->roof_source, "paired");
 }
+
+int matrix_recheck_roof(attn_result_row *row, const attn_roof_probe *roof)
+{
+    double *rate = roof->bandwidth ? &row->peak_gbytes_per_s : &row->peak_gflops;
+    int n = 0;
+    while (row->roof_exceeded && n < MATRIX_ROOF_RECHECK_PASSES) {
+        const double pass = attn_roof_probe_pass(roof);
+        n++;
+        if (isfinite(pass) && pass > *rate) {
+            *rate = pass;
+            matrix_judge_roof(row);
+        }
+    }
+    return n;
+}

@@ -253,6 +253,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
             row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
             matrix_judge_roof(row);
+            if (roof)
+                matrix_recheck_roof(row, roof);
         }
     }
     free(t.peer);

@@ -780,6 +780,31 @@ static void test_roof_of_passes(check_tally *tc)
           "1 pass: 2 of the probe's added: %g, %g", passes[1], passes[2]);
     CHECK(tc, row.peak_gflops == fmax(passes[1], passes[2]), "1 pass: the best of 3: %g",
           row.peak_gflops);
+
+    /* A row above its roof: more passes until one reaches it (a real pass
+     * reads far above 2 GFLOP/s), then judged again; a row within its roof
+     * takes none; a row above any pass takes them all and stays flagged. */
+    attn_result_row above = {.peak_gflops = 1.0, .gflops = 2.0};
+    snprintf(above.limit, sizeof above.limit, "fma");
+    matrix_judge_roof(&above);
+    const int taken = matrix_recheck_roof(&above, &probe);
+    CHECK(tc,
+          taken >= 1 && taken <= MATRIX_ROOF_RECHECK_PASSES && above.peak_gflops >= 2.0 &&
+              !above.roof_exceeded && above.pct_peak <= 100.0,
+          "above its roof: %d passes, roof %g, %g %%, flag %d", taken, above.peak_gflops,
+          above.pct_peak, above.roof_exceeded);
+    attn_result_row within = {.peak_gflops = 4.0, .gflops = 2.0};
+    snprintf(within.limit, sizeof within.limit, "fma");
+    matrix_judge_roof(&within);
+    CHECK(tc, matrix_recheck_roof(&within, &probe) == 0 && within.peak_gflops == 4.0,
+          "within its roof: no pass, roof kept at %g", within.peak_gflops);
+    attn_result_row beyond = {.peak_gflops = 1.0, .gflops = 1e12};
+    snprintf(beyond.limit, sizeof beyond.limit, "fma");
+    matrix_judge_roof(&beyond);
+    CHECK(tc,
+          matrix_recheck_roof(&beyond, &probe) == MATRIX_ROOF_RECHECK_PASSES &&
+              beyond.roof_exceeded && beyond.peak_gflops > 1.0,
+          "above every pass: all passes, still flagged (roof %g)", beyond.peak_gflops);
 }
 
 int main(void)
