@@ -349,9 +349,12 @@ static void targets(case_builder *b)
             push_row(b, mha(8, 4096, d, 0), d == 128 ? T_ONE_TWO : T_ONE_TWO_ALL, &BF16, 1,
                      takes_no_f32);
         }
-        /* The causal cell with its own non-causal twin: the causal target. */
+        /* The causal cell with its own non-causal twin: the causal target,
+         * every fused variant in its own types (f32, or bf16). */
         b->pair = ATTN_PAIR_NON_CAUSAL;
         push(b, mha(8, 4096, d, 1), T_ALL);
+        if (b->axes->n_types == 0)
+            push_row(b, mha(8, 4096, d, 1), T_ALL, &BF16, 1, takes_no_f32);
         b->pair = ATTN_PAIR_NONE;
     }
     quick_prefill(b, T_ALL);
