@@ -216,6 +216,27 @@ static double paired_speedup(const attn_result_row *r, const attn_types *types, 
     return r ? paired_ratio(r, &r->shape, types, threads) : NAN;
 }
 
+/* fast's speed-up over its own twin slow (the same variant at twin_shape
+ * and twin_threads, in `types`): from fast's rounds with that twin when it
+ * has them, else from the two rows timed apart; NaN when neither. achieved
+ * gets the ratio and both times, "<slow_label>" and "<fast_label>" after
+ * them. */
+static double twin_speedup(const attn_result_row *slow, const attn_result_row *fast,
+                           const attn_shape *twin_shape, const attn_types *types, int twin_threads,
+                           const char *slow_label, const char *fast_label, char *achieved,
+                           size_t cap)
+{
+    double ratio = paired_ratio(fast, twin_shape, types, twin_threads);
+    if (isfinite(ratio))
+        snprintf(achieved, cap, "%.2fx (%s: %.4g ms %s, %.4g %s, paired)", ratio, fast->variant,
+                 fast->paired_time_ns_median * 1e-6, slow_label, fast->time_ns_median * 1e-6,
+                 fast_label);
+    else if (isfinite(ratio = speedup(slow, fast)))
+        snprintf(achieved, cap, "%.2fx (%s: %.4g ms %s, %.4g %s, apart)", ratio, fast->variant,
+                 slow->time_ns_median * 1e-6, slow_label, fast->time_ns_median * 1e-6, fast_label);
+    return ratio;
+}
+
 static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, int all)
 {
     char what[96];
@@ -259,15 +280,9 @@ static void causal_targets(tally *t, const attn_result_row *rows, int n, int all
             const attn_shape open = mha(TARGET_N, d, 0), masked = mha(TARGET_N, d, 1);
             const attn_result_row *slow = find_typed(rows, n, v->name, &open, &types, all);
             const attn_result_row *fast = find_typed(rows, n, v->name, &masked, &types, all);
-            double ratio = paired_ratio(fast, &open, &types, all);
-            if (isfinite(ratio))
-                snprintf(achieved, sizeof achieved,
-                         "%.2fx (%s: %.4g ms non-causal, %.4g causal, paired)", ratio, v->name,
-                         fast->paired_time_ns_median * 1e-6, fast->time_ns_median * 1e-6);
-            else if (isfinite(ratio = speedup(slow, fast)))
-                snprintf(achieved, sizeof achieved,
-                         "%.2fx (%s: %.4g ms non-causal, %.4g causal, apart)", ratio, v->name,
-                         slow->time_ns_median * 1e-6, fast->time_ns_median * 1e-6);
+            achieved[0] = '\0';
+            const double ratio = twin_speedup(slow, fast, &open, &types, all, "non-causal",
+                                              "causal", achieved, sizeof achieved);
             snprintf(what, sizeof what, "%s causal vs non-causal, n=%d h8 d%d%s", v->name, TARGET_N,
                      d, attn_types_all_f32(&types) ? "" : ", bf16");
             verdict(t, ratio >= causal_speedup, isfinite(ratio), what, achieved, target);
@@ -295,16 +310,9 @@ static void thread_targets(tally *t, const attn_result_row *rows, int n)
             const attn_shape s = mha(TARGET_N, d, 0);
             const attn_result_row *one = find_typed(rows, n, v->name, &s, &types, 1);
             const attn_result_row *two = find_typed(rows, n, v->name, &s, &types, 2);
-            /* The 2-thread row's own rounds with its 1-thread twin when it
-             * has them; else the two rows, timed apart. */
-            double ratio = paired_speedup(two, &types, 1);
-            if (isfinite(ratio))
-                snprintf(achieved, sizeof achieved, "%.2fx (%s: %.4g ms at 1, %.4g at 2, paired)",
-                         ratio, v->name, two->paired_time_ns_median * 1e-6,
-                         two->time_ns_median * 1e-6);
-            else if (isfinite(ratio = speedup(one, two)))
-                snprintf(achieved, sizeof achieved, "%.2fx (%s: %.4g ms at 1, %.4g at 2, apart)",
-                         ratio, v->name, one->time_ns_median * 1e-6, two->time_ns_median * 1e-6);
+            achieved[0] = '\0';
+            const double ratio =
+                twin_speedup(one, two, &s, &types, 1, "at 1", "at 2", achieved, sizeof achieved);
             snprintf(what, sizeof what, "%s 2 threads vs 1, n=%d h8 d%d%s", v->name, TARGET_N, d,
                      attn_types_all_f32(&types) ? "" : ", bf16");
             verdict(t, ratio >= threads_speedup, isfinite(ratio), what, achieved, target);
