@@ -355,18 +355,22 @@ FLASH_INLINE void pv_tile(const flash_tile *t, int32_t j0, int32_t nb, int32_t c
     const float *vp = t->v + c0, *p = t->scores;
     for (int32_t jj = 0; jj < (nb + 1) / 2; jj++, vp += d_v, p += rows) {
         const int last_odd = jj == full; /* the pair (nb - 1, pad) */
+        /* A masked block's pairs before the tile's first hidden key
+         * (seen_min: every row sees both keys) take the open path: on the
+         * causal diagonal that is about half of the block's pairs. */
+        const int lanes_differ = masked && (last_odd || j0 + 2 * jj + 1 >= t->seen_min);
         __m512i pv[MAX_VECTORS];
         __mmask16 both[MAX_VECTORS], first[MAX_VECTORS];
         for (int v = 0; v < nv; v++) {
             pv[v] = _mm512_load_si512(p + LANES * v);
-            if (masked) {
+            if (lanes_differ) {
                 both[v] = vec_sees(seen[v], j0 + 2 * jj + 1);
                 first[v] = vec_sees(seen[v], j0 + 2 * jj);
             }
         }
         for (int i = 0; i < rc; i++) {
             __m512i b = _mm512_set1_epi32((int)pair_at(vp, (size_t)i));
-            if (masked) {
+            if (lanes_differ) {
                 __m512i half = first_half(b);
                 for (int v = 0; v < nv; v++)
                     a[i][v] = dot_pairs_where(a[i][v], first[v], pv[v],

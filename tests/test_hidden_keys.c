@@ -101,15 +101,22 @@ static void check_case(check_tally *t, const attn_variant *v, const attn_case *c
     float *clean = calloc(b.o_elems, sizeof(float));
     CHECK(t, clean != NULL, "allocation");
     /* The last key (the first query row's tiles end just before it), the
-     * one before, and one in the middle of a block. */
-    const int32_t keys[] = {s->n_kv - 1, s->n_kv - 2, s->n_kv / 2 + 1};
+     * one before, and one in the middle of a block; in a head of at most
+     * ALL_KEYS keys, every key: wherever the library's tiles, blocks or
+     * key pairs begin, some key is the first a tile's first row cannot
+     * see (a kernel that takes keys before that one unmasked must stop
+     * exactly there). */
+    enum { ALL_KEYS = 128 };
+    const int32_t some[] = {s->n_kv - 1, s->n_kv - 2, s->n_kv / 2 + 1};
+    const int all = s->n_kv <= ALL_KEYS;
+    const int32_t n_keys = all ? s->n_kv : (int32_t)(sizeof some / sizeof some[0]);
     for (int threads = 1; clean && threads <= 3; threads += 2) {
         omp_set_num_threads(threads);
         CHECK(t, run_default_types(v->name, s, b.q, b.k, b.v, clean) == ATTN_OK, "%s clean run",
               v->name);
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        for (int32_t i = 0; i < n_keys; i++)
             for (int which_k = 0; which_k <= 1; which_k++)
-                check_key(t, v, c, b.q, b.k, b.v, clean, keys[i], which_k);
+                check_key(t, v, c, b.q, b.k, b.v, clean, all ? i : some[i], which_k);
     }
     free(clean);
     attn_case_buffers_free(&b);
