@@ -2,7 +2,8 @@
  * arbitrary text. The input is split at NUL bytes into an argv (so flags,
  * "--flag=value" forms and missing values all occur), then every string
  * goes through cli_parse_long, cli_parse_double, cli_add_variant,
- * attn_case_set_parse and attn_cpu_parse_mask, and the formatters write into
+ * attn_case_set_parse, attn_cpu_parse_mask and attn_shape_arg_parse
+ * (--shape), and the formatters write into
  * buffers of exactly the size they are told (so AddressSanitizer sees a
  * one-byte overrun). Each parser's answer is
  * checked against what its contract promises, not only "no crash". */
@@ -16,6 +17,8 @@
 #include "cases.h"
 #include "cli.h"
 #include "cpu_features.h"
+#include "problem.h"
+#include "shape_arg.h"
 
 enum { MAX_ARGS = 24 };
 
@@ -141,6 +144,39 @@ static void check_cpu_mask(const char *spec, size_t cap)
     free(names);
 }
 
+/* --shape: a shape it takes is one attn_run takes, and its case name (less
+ * impl=) reads back as the same shape and data; a refusal leaves the
+ * outputs alone and its message fits the buffer. */
+static void check_shape_arg(const char *text, size_t cap)
+{
+    attn_shape s, before;
+    memset(&s, 0x5a, sizeof s);
+    before = s;
+    attn_data_kind data = DATA_KIND_COUNT;
+    char *msg = cap ? malloc(cap) : NULL;
+    int rc = attn_shape_arg_parse(text, &s, cap % 2 ? &data : NULL, msg, cap);
+    REQUIRE(rc == 0 || rc == -1);
+    if (rc == -1) {
+        REQUIRE(memcmp(&s, &before, sizeof s) == 0 && data == DATA_KIND_COUNT);
+        if (msg)
+            REQUIRE(memchr(msg, '\0', cap) != NULL);
+        free(msg);
+        return;
+    }
+    free(msg);
+    REQUIRE(attn_check_shape(&s, NULL, 0) == ATTN_OK);
+    REQUIRE(cap % 2 == 0 || (data >= 0 && data < DATA_KIND_COUNT));
+    const attn_case c = {.shape = s, .data = cap % 2 ? data : DATA_NORMAL};
+    char name[400];
+    attn_case_name(NULL, &c, name, sizeof name);
+    attn_shape back;
+    attn_data_kind back_data = DATA_NORMAL;
+    REQUIRE(attn_shape_arg_parse(name, &back, &back_data, NULL, 0) == 0);
+    REQUIRE(back.batch == s.batch && back.heads_q == s.heads_q && back.heads_kv == s.heads_kv &&
+            back.n_q == s.n_q && back.n_kv == s.n_kv && back.d_k == s.d_k && back.d_v == s.d_v &&
+            back.causal == s.causal && back_data == c.data);
+}
+
 /* The canonical case name, into exactly `cap` bytes, of a shape built from
  * the input (any int32 values: the formatter must not care). */
 static void check_case_name(const uint8_t *data, size_t size, const char *variant, size_t cap)
@@ -207,6 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_parse_double(argv[i], (uint8_t)(knobs + i));
         check_case_set(argv[i]);
         check_cpu_mask(argv[i], (size_t)((knobs * 7 + i) % 200));
+        check_shape_arg(argv[i], (size_t)((knobs * 5 + i) % 300));
     }
     check_case_name(data, size, argc > 1 ? argv[1] : NULL, (size_t)(knobs % 160));
     free(text);

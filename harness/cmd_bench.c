@@ -13,9 +13,10 @@
 #include "peak.h"
 #include "perf_cases.h"
 #include "perf_cell.h"
+#include "shape_arg.h"
 #include "variant.h"
 
-enum { MAX_VARIANTS = 32, MAX_THREAD_ARGS = 16, NAME_CAP = 320 };
+enum { MAX_VARIANTS = 32, MAX_THREAD_ARGS = 16, MAX_SHAPES = 64, NAME_CAP = 320 };
 
 typedef struct bench_run bench_run;
 
@@ -39,8 +40,9 @@ struct bench_run {
 
 static void bench_help(void)
 {
-    printf("usage: attnbench bench [--variant NAME]... [--preset NAME] [--threads N]...\n"
-           "                       [--dtype LIST] [--peak FILE.json] [--bw-mib N]\n"
+    printf("usage: attnbench bench [--variant NAME]... [--preset NAME] [--shape SHAPE]...\n"
+           "                       [--threads N]... [--dtype LIST] [--peak FILE.json]\n"
+           "                       [--bw-mib N]\n"
            "                       [Google Benchmark flags]\n\n"
            "Times each variant on the performance shapes of a preset with Google Benchmark\n"
            "(real time). Benchmark names are the canonical case name plus /threads:N, e.g.\n"
@@ -58,7 +60,12 @@ static void bench_help(void)
            "timed loop.\n\n"
            "  --variant NAME   only this variant (repeatable); default: the preset's\n"
            "  --preset NAME    %s (default quick)\n"
-           "  --threads N      thread count (repeatable); replaces the preset's\n"
+           "  --shape SHAPE    a shape of your own instead of the preset's (repeatable;\n"
+           "                   the preset still names the default variants), at all\n"
+           "                   threads in f32 unless --threads and --dtype say otherwise:\n",
+           attn_perf_preset_names());
+    attn_shape_arg_help(19, 0);
+    printf("  --threads N      thread count (repeatable); replaces the preset's\n"
            "  --dtype LIST     element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
            "                   that type), f16kv, bf16kv (f32 Q and O, a narrow K/V cache),\n"
            "                   all; every shape at each, replacing the preset's own types\n"
@@ -70,7 +77,7 @@ static void bench_help(void)
            "--benchmark_repetitions=N, --benchmark_min_time=S, --benchmark_out=FILE\n"
            "--benchmark_out_format=json|csv, --benchmark_list_tests. Anything else is an\n"
            "error.\n",
-           attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
+           ATTN_PEAK_DEFAULT_BW_MIB);
 }
 
 static void bench_fn(void *ctx)
@@ -113,6 +120,8 @@ typedef struct bench_opts {
     int n_threads;
     attn_types dtypes[ATTN_DTYPE_AXIS_MAX]; /* --dtype; n_dtypes = 0: the preset's */
     int n_dtypes;
+    attn_shape shapes[MAX_SHAPES]; /* --shape; n_shapes = 0: the preset's */
+    int n_shapes;
     const char *peak_file;
     size_t bw_bytes;
     /* What is left for Google Benchmark, argv[0] first. */
@@ -145,6 +154,10 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
                         attn_perf_preset_names());
                 return -1;
             }
+        } else if ((r = cli_flag_value(argc, argv, &i, "--shape", &value)) != 0) {
+            if (r < 0 ||
+                attn_shape_arg_add("bench", value, o->shapes, NULL, &o->n_shapes, MAX_SHAPES) != 0)
+                return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
             if (r < 0 || cli_parse_long("bench", "--threads", value, 1, 4096, &x) != 0)
                 return -1;
@@ -267,7 +280,9 @@ int cmd_bench(int argc, char **argv)
     attn_machine m;
     attn_machine_read(&m);
     const attn_perf_axes axes = {o.threads, o.n_threads, o.dtypes, o.n_dtypes};
-    int n_cases = attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, NULL, 0);
+    int n_cases = o.n_shapes
+                      ? attn_perf_shape_cases(o.shapes, o.n_shapes, m.cores, &axes, NULL, 0)
+                      : attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)n_cases);
     bench_item *items = calloc((size_t)n_cases * (size_t)o.n_variants + 1, sizeof *items);
     attn_peak pk;
@@ -276,7 +291,10 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_FAILED;
         goto done;
     }
-    attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, cases, n_cases);
+    if (o.n_shapes)
+        attn_perf_shape_cases(o.shapes, o.n_shapes, m.cores, &axes, cases, n_cases);
+    else
+        attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, cases, n_cases);
     if (bench_peaks(&o, cases, n_cases, &pk) != 0) {
         rc = EXIT_USAGE;
         goto done;

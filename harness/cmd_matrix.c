@@ -94,7 +94,14 @@ static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const 
 int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap)
 {
     const attn_perf_axes axes = {o->threads, o->n_threads, o->dtypes, o->n_dtypes};
+    if (o->n_shapes)
+        return attn_perf_shape_cases(o->shapes, o->n_shapes, all, &axes, out, cap);
     return attn_perf_case_list((attn_perf_preset)o->preset, all, &axes, out, cap);
+}
+
+const char *matrix_run_name(const matrix_opts *o)
+{
+    return o->n_shapes ? "shapes" : attn_perf_preset_get((attn_perf_preset)o->preset)->name;
 }
 
 /* Variants × cases, minus the filtered-out and (on resume) the done. */
@@ -253,9 +260,9 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
     attn_machine m;
     attn_machine_read(&m);
     o->llc_bytes = m.l3_bytes;
-    const attn_perf_preset_info *info = attn_perf_preset_get((attn_perf_preset)o->preset);
+    const char *run_name = matrix_run_name(o);
     if (!o->out) {
-        snprintf(o->default_out, sizeof o->default_out, "results/%s-%s.csv", m.slug, info->name);
+        snprintf(o->default_out, sizeof o->default_out, "results/%s-%s.csv", m.slug, run_name);
         mkdir("results", 0755); /* the default's directory; an error shows at open */
         o->out = o->default_out;
     }
@@ -281,7 +288,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         rc = EXIT_FAILED;
     } else if (matrix_peaks(o, meta, cells, n, m.cores, &pk, &reused_meta) != 0) {
         rc = EXIT_USAGE;
-    } else if (!reused_meta && attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, NULL, err,
+    } else if (!reused_meta && attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, NULL, err,
                                                sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
@@ -292,9 +299,10 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         matrix_budget_plan(&budget, o, cells, n, &pk, m.cores, t_start) != 0)
         rc = EXIT_FAILED;
     if (rc == EXIT_OK) {
-        printf("matrix: preset %s, %d cells to run (%d already in %s); each: at least %ld "
+        printf("matrix: %s %s, %d cells to run (%d already in %s); each: at least %ld "
                "repetitions and %.3g s, at most %.3g s\n",
-               info->name, n, n_done, o->out, o->repetitions, o->min_time, o->max_time);
+               o->n_shapes ? "run" : "preset", run_name, n, n_done, o->out, o->repetitions,
+               o->min_time, o->max_time);
         fflush(stdout);
         int64_t t0 = attn_now_ns();
         matrix_totals tot = {0};
@@ -329,7 +337,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         printf(") written to %s in %.1f s; metadata in %s\n", o->out,
                (double)(attn_now_ns() - t0) * 1e-9, meta);
         /* The sidecar lists every row of the file above its roof. */
-        if (attn_meta_write(meta, info->name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) !=
+        if (attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) !=
             0) {
             fprintf(stderr, "matrix: %s\n", err);
             rc = EXIT_FAILED;
@@ -342,7 +350,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
                     "matrix: warning: %d row(s) of %s above 100%% of their roof: the peak "
                     "under-measures this CPU (listed in %s)\n",
                     exceeded, o->out, meta);
-        if (o->preset == PERF_TARGETS) {
+        if (o->preset == PERF_TARGETS && !o->n_shapes) {
             attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, NULL);
             /* The memory target needs a process per probe (its figure is the
              * process's peak): run unless a --filter leaves out "rss". */

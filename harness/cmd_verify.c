@@ -10,14 +10,20 @@
 #include "cases.h"
 #include "cli.h"
 #include "dtype.h"
+#include "shape_arg.h"
 #include "variant.h"
 
-enum { MAX_VARIANTS = 32 };
+enum { MAX_VARIANTS = 32, MAX_SHAPES = 64 };
 typedef struct verify_opts {
     const attn_variant *variants[MAX_VARIANTS];
     int n_variants;
     attn_case_set sets[4];
     int n_sets;
+    /* --shape: the user's own cases, run after the sets' (alone without
+     * --cases). */
+    attn_shape shapes[MAX_SHAPES];
+    attn_data_kind shape_data[MAX_SHAPES];
+    int n_shapes;
     long seeds;
     regex_t filter;
     int has_filter;
@@ -38,7 +44,8 @@ typedef struct verify_tally {
 static void verify_help(void)
 {
     printf("usage: attnbench verify [--variant NAME]... [--cases quick|full|adversarial]...\n"
-           "                        [--dtype LIST] [--seeds N] [--filter REGEX]\n\n"
+           "                        [--shape SHAPE]... [--dtype LIST] [--seeds N]\n"
+           "                        [--filter REGEX]\n\n"
            "Runs each variant this CPU supports on the correctness cases and checks it\n"
            "against the double-precision reference (ACCURACY.md): rule A (a-priori bound),\n"
            "rule B (max E_M <= 4 x naive's + 16u over the seeds), rule C (special values)\n"
@@ -49,7 +56,11 @@ static void verify_help(void)
            "  --cases SET      quick (default), full (adds GQA/MQA, cross, decode, odd sizes\n"
            "                   and each variant's tile-edge sweep), adversarial (ACCURACY.md's\n"
            "                   list) or growth (E_M against n_kv = 64 ... 16384) (repeatable)\n"
-           "  --dtype LIST     element types, comma-separated: f32 (default), bf16, f16 (Q, K/V\n"
+           "  --shape SHAPE    a case of your own (repeatable; alone unless --cases is given\n"
+           "                   too; the reference, in double, and naive are quadratic: a\n"
+           "                   shape of thousands of rows takes minutes):\n");
+    attn_shape_arg_help(19, 1);
+    printf("  --dtype LIST     element types, comma-separated: f32 (default), bf16, f16 (Q, K/V\n"
            "                   and O of that type), f16kv, bf16kv (f32 Q and O, a narrow KV\n"
            "                   cache), all (those five). Each case runs in every precision\n"
            "                   class the variant declares (P in f32, P rounded to bf16/f16),\n"
@@ -237,6 +248,14 @@ static void verify_variant(const verify_opts *o, const attn_variant *v, verify_t
                 }
         free(cases);
     }
+    for (int i = 0; i < o->n_shapes; i++) {
+        const attn_case own = {.shape = o->shapes[i], .data = o->shape_data[i]};
+        for (int d = 0; d < n_dtypes; d++)
+            for (int k = 0; k < n_classes[d]; k++) {
+                const attn_case c = typed_case(&own, &dtypes[d], classes[d][k]);
+                verify_case(o, v, &c, tally);
+            }
+    }
 }
 
 /* --dtype LIST (repeatable): the lists' union, each combination once. */
@@ -282,6 +301,10 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
             }
             if (o->n_sets < 4)
                 o->sets[o->n_sets++] = (attn_case_set)set;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--shape", &value)) != 0) {
+            if (r < 0 || attn_shape_arg_add("verify", value, o->shapes, o->shape_data, &o->n_shapes,
+                                            MAX_SHAPES) != 0)
+                return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
             if (r < 0 || add_dtypes(o, value) != 0)
                 return -1;
@@ -314,7 +337,7 @@ int cmd_verify(int argc, char **argv)
     if (o.n_variants == 0)
         for (int i = 0; i < attn_variant_table_size && i < MAX_VARIANTS; i++)
             o.variants[o.n_variants++] = attn_variant_table[i];
-    if (o.n_sets == 0)
+    if (o.n_sets == 0 && o.n_shapes == 0)
         o.sets[o.n_sets++] = CASES_QUICK;
     if (o.n_dtypes == 0)
         o.dtypes[o.n_dtypes++] = (attn_types){ATTN_F32, ATTN_F32, ATTN_F32};

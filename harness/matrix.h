@@ -15,7 +15,12 @@
 #include "roof_probe.h"
 #include "variant.h"
 
-enum { MATRIX_MAX_VARIANTS = 32, MATRIX_MAX_THREAD_ARGS = 16, MATRIX_MAX_REPS = 1000 };
+enum {
+    MATRIX_MAX_VARIANTS = 32,
+    MATRIX_MAX_THREAD_ARGS = 16,
+    MATRIX_MAX_SHAPES = 64,
+    MATRIX_MAX_REPS = 1000
+};
 
 enum { MATRIX_MAX_PEERS = 3 };
 
@@ -36,6 +41,10 @@ typedef struct matrix_opts {
     int n_threads;
     attn_types dtypes[ATTN_DTYPE_AXIS_MAX]; /* --dtype; n_dtypes = 0: the preset's */
     int n_dtypes;
+    /* --shape: shapes of the user's own in place of the preset's (which
+     * still gives the variants and the repetition policy). */
+    attn_shape shapes[MATRIX_MAX_SHAPES];
+    int n_shapes;
     const char *out;
     char default_out[300];
     int resume;
@@ -55,9 +64,13 @@ typedef struct matrix_opts {
     int roof_paired;
 } matrix_opts;
 
-/* The preset's cases with --threads and --dtype applied: writes up to cap
- * into out, returns how many there are (cap = 0 counts). */
+/* The preset's cases (or the --shape ones) with --threads and --dtype
+ * applied: writes up to cap into out, returns how many there are (cap = 0
+ * counts). */
 int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap);
+/* What the run is called (default --out, the sidecar's "preset"): the
+ * preset's name, or "shapes" for --shape. */
+const char *matrix_run_name(const matrix_opts *o);
 
 /* The roof probes of a run (below). */
 typedef struct matrix_roofs matrix_roofs;

@@ -5,28 +5,36 @@
 #include "cli.h"
 #include "matrix.h"
 #include "matrix_peers.h"
+#include "shape_arg.h"
 
 static void matrix_help(void)
 {
+    printf("usage: attnbench matrix [--preset NAME] [--shape SHAPE]... [--variant NAME]...\n"
+           "                        [--threads N]... [--dtype LIST] [--out FILE.csv]\n"
+           "                        [--resume | --overwrite]\n"
+           "                        [--repetitions N]\n"
+           "                        [--min-time S]\n"
+           "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
+           "N]\n"
+           "                        [--roof paired|run]\n\n"
+           "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
+           "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
+           "(machine, build, library versions, date, and the peaks measured at the start).\n"
+           "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
+           "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
+           "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
+           "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
+           "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
+           "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
+           "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
+           "  --preset NAME      %s (default quick)\n"
+           "  --shape SHAPE      a shape of your own instead of the preset's (repeatable;\n"
+           "                     the preset still gives the variants and repetitions), at all\n"
+           "                     threads in f32 unless --threads and --dtype say otherwise,\n"
+           "                     default --out results/<cpu slug>-shapes.csv:\n",
+           attn_perf_preset_names());
+    attn_shape_arg_help(21, 0);
     printf(
-        "usage: attnbench matrix [--preset NAME] [--variant NAME]... [--threads N]...\n"
-        "                        [--dtype LIST] [--out FILE.csv] [--resume | --overwrite]\n"
-        "                        [--repetitions N]\n"
-        "                        [--min-time S]\n"
-        "                        [--max-time S] [--filter REGEX] [--peak FILE.json] [--bw-mib "
-        "N]\n"
-        "                        [--roof paired|run]\n\n"
-        "Runs every variant on every shape x thread count of a preset and writes one CSV\n"
-        "row each, with exactly the columns of docs/results-format.md, plus FILE.meta.json\n"
-        "(machine, build, library versions, date, and the peaks measured at the start).\n"
-        "Timing: our own loop (CLOCK_MONOTONIC) around the variant's run() on a workspace\n"
-        "allocated once: one untimed checked run, then repetitions until both --repetitions\n"
-        "and --min-time are reached (or --max-time is); median, min and max. Accuracy:\n"
-        "that checked run's output against the double reference on sampled rows (E_M, E_D,\n"
-        "rule A's bound, NMSE); a rule-A violation makes the row's status 'failed: ...'.\n"
-        "Each finished row is written at once with a single write(); Ctrl-C or a kill\n"
-        "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
-        "  --preset NAME      %s (default quick)\n"
         "  --variant NAME     only this variant (repeatable); default: the preset's\n"
         "  --threads N        thread count (repeatable); replaces the preset's\n"
         "  --dtype LIST       element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
@@ -56,7 +64,7 @@ static void matrix_help(void)
         "With --preset perf-targets, the performance targets are printed after the run with the\n"
         "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
         "or an unwritable/foreign --out, 130 when interrupted.\n",
-        attn_perf_preset_names(), ATTN_PEAK_DEFAULT_BW_MIB);
+        ATTN_PEAK_DEFAULT_BW_MIB);
 }
 
 int matrix_parse_args(int argc, char **argv, matrix_opts *o)
@@ -83,6 +91,10 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
                         attn_perf_preset_names());
                 return -1;
             }
+        } else if ((r = cli_flag_value(argc, argv, &i, "--shape", &value)) != 0) {
+            if (r < 0 || attn_shape_arg_add("matrix", value, o->shapes, NULL, &o->n_shapes,
+                                            MATRIX_MAX_SHAPES) != 0)
+                return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--variant", &value)) != 0) {
             if (r < 0)
                 return -1;

@@ -414,6 +414,16 @@ int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
     return b.n;
 }
 
+int attn_perf_shape_cases(const attn_shape *shapes, int n_shapes, int all,
+                          const attn_perf_axes *axes, attn_perf_case *out, int cap)
+{
+    static const attn_perf_axes none = {NULL, 0, NULL, 0};
+    case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0, ATTN_PAIR_NONE};
+    for (int i = 0; i < n_shapes; i++)
+        push(&b, shapes[i], T_ALL);
+    return b.n;
+}
+
 double attn_perf_flops(const attn_shape *s)
 {
     double rows_keys = 0; /* sum over query rows of the keys each sees */

@@ -97,6 +97,11 @@ const char *attn_perf_preset_names(void);
 int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap);
 
+/* The same for shapes of the user's own (bench --shape): each at all
+ * threads in f32, or at the axes' thread counts and types; unpaired. */
+int attn_perf_shape_cases(const attn_shape *shapes, int n_shapes, int all,
+                          const attn_perf_axes *axes, attn_perf_case *out, int cap);
+
 /* Work and traffic of one call, as the CSV defines them:
  * flops = 2 (d_k + d_v) sum_rows n_i * heads_q * batch (n_i: keys row i
  * sees, so causal counts only what is computed); bytes = Q, K, V and O

@@ -3,6 +3,7 @@ set(ATTNBENCH_SOURCES
   harness/main.c
   harness/cli.c
   harness/cases.c
+  harness/shape_arg.c
   harness/accuracy.c
   harness/machine.c
   harness/cpu_uarch.c
