@@ -165,6 +165,10 @@ static void check_shape_arg(const char *text, size_t cap)
     }
     free(msg);
     REQUIRE(attn_check_shape(&s, NULL, 0) == ATTN_OK);
+    /* A nonzero scale= never becomes 0, which would mean 1/sqrt(d_k). */
+    const char *sc = strstr(text, "scale=");
+    if (sc && (sc == text || sc[-1] == ',') && strtod(sc + 6, NULL) != 0.0)
+        REQUIRE(s.scale != 0.0f);
     REQUIRE(cap % 2 == 0 || (data >= 0 && data < DATA_KIND_COUNT));
     const attn_case c = {.shape = s, .data = cap % 2 ? data : DATA_NORMAL};
     char name[400];

@@ -29,6 +29,21 @@ const char *attn_data_name(attn_data_kind kind)
     return kind >= 0 && kind < DATA_KIND_COUNT ? data_names[kind] : "?";
 }
 
+float attn_data_own_scale(attn_data_kind kind)
+{
+    switch (kind) {
+    case DATA_HUGE_LOGITS:
+        return 20.0f; /* with q and k of sd 4: scores far past expf's 88.7 */
+    case DATA_ALL_NEGATIVE:
+    case DATA_ONE_HOT:
+    case DATA_RISING:
+    case DATA_FALLING:
+        return 1.0f; /* the keys are built as the scores themselves */
+    default:
+        return 0.0f;
+    }
+}
+
 void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap)
 {
     const attn_shape *s = &c->shape;
@@ -399,14 +414,14 @@ attn_shape attn_case_fill(const attn_case *c, uint64_t seed, float *q, float *k,
     case DATA_HUGE_LOGITS:
         fill_normal(&r, q, nq, 4.0);
         fill_normal(&r, k, nk, 4.0);
-        s.scale = 20.0f;
+        s.scale = attn_data_own_scale(c->data);
         break;
     case DATA_ALL_NEGATIVE:
         for (size_t i = 0; i < nq; i++)
             q[i] = 1.0f;
         for (size_t i = 0; i < nk; i++)
             k[i] = (float)((-200.0 + attn_rng_normal(&r) * 0.5) / s.d_k);
-        s.scale = 1.0f;
+        s.scale = attn_data_own_scale(c->data);
         break;
     case DATA_TIED:
         FOR_KV_HEADS(&s, b, g)
@@ -418,7 +433,7 @@ attn_shape attn_case_fill(const attn_case *c, uint64_t seed, float *q, float *k,
     case DATA_RISING:
     case DATA_FALLING:
         fill_structured_keys(&s, c->data, &r, q, k);
-        s.scale = 1.0f;
+        s.scale = attn_data_own_scale(c->data);
         break;
     case DATA_CANCELLING_V:
         FOR_KV_HEADS(&s, b, g)

@@ -28,6 +28,9 @@ typedef enum attn_data_kind {
 } attn_data_kind;
 
 const char *attn_data_name(attn_data_kind kind);
+/* The scale an input kind sets for itself (attn_case_fill: its data are
+ * built for that scale), or 0 when it keeps the shape's. */
+float attn_data_own_scale(attn_data_kind kind);
 
 typedef struct attn_case {
     attn_shape shape;

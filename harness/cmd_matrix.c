@@ -299,10 +299,10 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         matrix_budget_plan(&budget, o, cells, n, &pk, m.cores, t_start) != 0)
         rc = EXIT_FAILED;
     if (rc == EXIT_OK) {
-        printf("matrix: %s %s, %d cells to run (%d already in %s); each: at least %ld "
+        printf("matrix: %s%s, %d cells to run (%d already in %s); each: at least %ld "
                "repetitions and %.3g s, at most %.3g s\n",
-               o->n_shapes ? "run" : "preset", run_name, n, n_done, o->out, o->repetitions,
-               o->min_time, o->max_time);
+               o->n_shapes ? "--shape" : "preset ", o->n_shapes ? "" : run_name, n, n_done, o->out,
+               o->repetitions, o->min_time, o->max_time);
         fflush(stdout);
         int64_t t0 = attn_now_ns();
         matrix_totals tot = {0};
@@ -398,7 +398,7 @@ int cmd_matrix(int argc, char **argv)
         o.max_time = info->max_time;
     /* The full preset fits half an hour unless told otherwise: what a user
      * gives a new CPU, not the hours every cell at full repetitions takes. */
-    if (o.budget_s == 0 && o.preset == PERF_FULL)
+    if (o.budget_s == 0 && o.preset == PERF_FULL && o.n_shapes == 0)
         o.budget_s = 30 * 60;
     default_variants(&o);
     attn_interrupt in;

@@ -29,8 +29,9 @@ static void matrix_help(void)
            "leaves only whole rows (exit 130) and --resume skips rows already there.\n\n"
            "  --preset NAME      %s (default quick)\n"
            "  --shape SHAPE      a shape of your own instead of the preset's (repeatable;\n"
-           "                     the preset still gives the variants and repetitions), at all\n"
-           "                     threads in f32 unless --threads and --dtype say otherwise,\n"
+           "                     the preset still gives the variants and the repetitions,\n"
+           "                     --min-time and --max-time; no budget, no targets report), at\n"
+           "                     all threads in f32 unless --threads and --dtype say otherwise,\n"
            "                     default --out results/<cpu slug>-shapes.csv:\n",
            attn_perf_preset_names());
     attn_shape_arg_help(21, 0);

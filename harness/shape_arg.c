@@ -1,6 +1,7 @@
 /* --shape's parser (shape_arg.h). */
 #include "shape_arg.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -28,13 +29,16 @@ static int fail(char *msg, size_t cap, const char *fmt, ...)
     return -1;
 }
 
-/* A whole decimal number in [lo, hi], nothing after it. */
+/* A whole decimal number in [lo, hi]: the digits alone, as cli_parse_long
+ * takes a flag's value (strtol would skip blanks and take a sign). */
 static int parse_int(const char *text, long lo, long hi, int32_t *out)
 {
     char *end;
+    if (!isdigit((unsigned char)text[0]))
+        return -1;
     errno = 0;
     long x = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || x < lo || x > hi)
+    if (errno != 0 || *end != '\0' || x < lo || x > hi)
         return -1;
     *out = (int32_t)x;
     return 0;
@@ -51,6 +55,8 @@ static int field_index(const char *key, size_t len)
 /* What a key that is not a shape field means, for the message. */
 static int other_key(const char *token, size_t key_len, int takes_data, char *msg, size_t cap)
 {
+    if (key_len == 4 && strncmp(token, "data", 4) == 0 && !takes_data)
+        return fail(msg, cap, "'%s': only verify takes an input kind", token);
     if (key_len == 4 && strncmp(token, "impl", 4) == 0)
         return fail(msg, cap, "'%s' names a variant: give it with --variant", token);
     if ((key_len == 1 && (token[0] == 'q' || token[0] == 'o' || token[0] == 'p')) ||
@@ -63,7 +69,7 @@ static int other_key(const char *token, size_t key_len, int takes_data, char *ms
 
 /* One key=value token into the fields seen so far. */
 static int take_field(const char *token, int takes_data, int32_t *ints, float *scale,
-                      attn_data_kind *data, int *given, char *msg, size_t cap)
+                      attn_data_kind *data, const char **given, char *msg, size_t cap)
 {
     const char *eq = strchr(token, '=');
     if (!eq)
@@ -74,14 +80,21 @@ static int take_field(const char *token, int takes_data, int32_t *ints, float *s
     if (f < 0 || (f == F_DATA && !takes_data))
         return other_key(token, key_len, takes_data, msg, cap);
     if (given[f])
-        return fail(msg, cap, "%s is given twice", field_names[f]);
-    given[f] = 1;
+        return fail(msg, cap, "%s is given twice (%s, then %s)", field_names[f], given[f], value);
+    given[f] = value;
     if (f == F_SCALE) {
         char *end;
         errno = 0;
         double x = strtod(value, &end);
-        if (errno != 0 || end == value || *end != '\0' || !isfinite(x) || fabs(x) > FLT_MAX)
+        if (value[0] == '\0' || isspace((unsigned char)value[0]) || value[0] == '+' ||
+            *end != '\0' || !isfinite(x))
             return fail(msg, cap, "scale = '%s' must be a finite number (0: 1/sqrt(dk))", value);
+        if (fabs(x) > FLT_MAX)
+            return fail(msg, cap, "scale = '%s' is beyond a float's range (+-3.4e38)", value);
+        /* A float 0 means 1/sqrt(d_k): a tiny scale must not turn into it. */
+        if (x != 0.0 && (float)x == 0.0f)
+            return fail(msg, cap, "scale = '%s' rounds to 0 in a float, which means 1/sqrt(dk)",
+                        value);
         *scale = (float)x;
         return 0;
     }
@@ -115,10 +128,11 @@ int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *da
         return fail(msg, cap, "no shape");
     char buf[512];
     if (strlen(text) >= sizeof buf)
-        return fail(msg, cap, "'%.40s...' is too long for a shape", text);
+        return fail(msg, cap, "'%.40s...' is longer than a shape's %d characters", text,
+                    (int)sizeof buf - 1);
     strcpy(buf, text);
     int32_t ints[F_COUNT] = {0};
-    int given[F_COUNT] = {0};
+    const char *given[F_COUNT] = {NULL}; /* each field's value, once given */
     float scale = 0.0f;
     attn_data_kind kind = DATA_NORMAL;
     char *save = NULL;
@@ -152,7 +166,13 @@ int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *da
     };
     if (s.heads_q % s.heads_kv != 0)
         return fail(msg, cap, "Hkv = %d does not divide Hq = %d", (int)s.heads_kv, (int)s.heads_q);
-    /* What attn_run would refuse, in its words (nothing, after the above). */
+    /* Those kinds' data are built for their own scale (cases.c), which
+     * attn_case_fill sets: a given one would be named but not run. */
+    if (s.scale != 0.0f && attn_data_own_scale(kind) != 0.0f)
+        return fail(msg, cap, "scale = %s with data = %s: that input kind sets its own scale (%g)",
+                    given[F_SCALE], attn_data_name(kind), (double)attn_data_own_scale(kind));
+    /* What else attn_run would refuse, in its words: tensors whose bytes
+     * overflow the address space. */
     char why[200];
     if (attn_check_shape(&s, why, sizeof why) != ATTN_OK)
         return fail(msg, cap, "%s", why);
@@ -162,18 +182,46 @@ int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *da
     return 0;
 }
 
+/* The same cell: every field but the scale (the CSV has no scale column,
+ * and a peer row pairs with a variant row by the other fields). */
+static int same_cell(const attn_shape *a, const attn_shape *b)
+{
+    return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
+           a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
+           a->causal == b->causal;
+}
+
 int attn_shape_arg_add(const char *cmd, const char *value, attn_shape *shapes, attn_data_kind *data,
                        int *n, int cap)
 {
     char why[300];
     if (*n >= cap) {
-        fprintf(stderr, "%s: --shape: at most %d shapes\n", cmd, cap);
+        fprintf(stderr, "%s: --shape: '%s' is one more than the %d shapes a run takes\n", cmd,
+                value, cap);
         return -1;
     }
-    if (attn_shape_arg_parse(value, &shapes[*n], data ? &data[*n] : NULL, why, sizeof why) != 0) {
+    attn_shape s;
+    attn_data_kind kind = DATA_NORMAL;
+    if (attn_shape_arg_parse(value, &s, data ? &kind : NULL, why, sizeof why) != 0) {
         fprintf(stderr, "%s: --shape: %s\n", cmd, why);
         return -1;
     }
+    /* verify tells shapes apart by scale and input kind too (its case
+     * names carry both); bench and matrix rows do not. */
+    for (int i = 0; i < *n; i++) {
+        const int again =
+            same_cell(&s, &shapes[i]) && (!data || (kind == data[i] && s.scale == shapes[i].scale));
+        if (again) {
+            fprintf(stderr, "%s: --shape: '%s' is shape %d again%s\n", cmd, value, i + 1,
+                    s.scale != shapes[i].scale
+                        ? " but for its scale (the rows of the two would be one row's)"
+                        : "");
+            return -1;
+        }
+    }
+    shapes[*n] = s;
+    if (data)
+        data[*n] = kind;
     (*n)++;
     return 0;
 }

@@ -42,7 +42,8 @@ def section_header(meta, csv_paths, out_dir):
     title = meta.get("cpu_model") or "unknown machine"
     lines = [f"# attnbench on {title}", ""]
     when = f"Measured {meta['date']}" if meta.get("date") else "Measured on an unknown date"
-    preset = f" with the `{meta['preset']}` preset" if meta.get("preset") else ""
+    preset = (" on shapes given with `--shape`" if meta.get("preset") == "shapes"
+              else f" with the `{meta['preset']}` preset" if meta.get("preset") else "")
     sources = ", ".join(f"[{os.path.basename(p)}]({link(p, out_dir)})" for p in csv_paths)
     lines.append(f"{when}{preset}; data: {sources}. Reproduce on your machine with "
                  "`scripts/run_matrix.sh` (`--full` for the full preset); compare two "

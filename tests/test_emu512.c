@@ -11,6 +11,10 @@
  *     avx512 in f32 and the narrow type combinations (f16 / bf16 K/V, all
  *     f16, all bf16), avx512_bf16 in all bf16 and over a bf16 KV cache, in
  *     "P rounded to bf16";
+ *   - test_hidden_keys' sweep in each part's types: NaN in every key of a
+ *     97 x 97 causal head in turn leaves the rows that cannot see it
+ *     bitwise as they were (where the native variant cannot run, nothing
+ *     else checks its causal masking against a hidden NaN);
  *   - avx512: an f16 / bf16 KV cache gives bitwise the O of f32 K/V
  *     holding the same values (the decode kernel's own narrow reads among
  *     them);
@@ -19,6 +23,7 @@
  *     for avx512_bf16, vdpbf16ps's order of the two products, its
  *     denormals-are-zero and its rounding).
  * Skipped (77) on a CPU without AVX2, FMA or F16C. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +228,74 @@ static void native_case(check_tally *t, const attn_variant *emu, const attn_vari
     attn_case_buffers_free(&b);
 }
 
+/* test_hidden_keys' sweep on the emulated copy, where the native variant
+ * may not run (no AVX512_BF16 here): NaN in each key's K row, then V row,
+ * of every K/V head of a 97 x 97 causal prefill in `types`; each O row
+ * that cannot see the key keeps its bits, each that can is NaN. Wherever
+ * the tiles, blocks and key pairs begin, some key is the first a tile's
+ * first row cannot see. */
+static void hidden_keys_case(check_tally *t, const attn_variant *emu, const attn_types *types)
+{
+    const attn_case c = {.shape = {1, 4, 4, 97, 97, 9, 7, 1, 0.0f}, .data = DATA_NORMAL};
+    char name[256];
+    attn_case_name(emu->name, &c, name, sizeof name);
+    attn_case_buffers b;
+    if (attn_case_buffers_alloc_typed(&b, &c.shape, types) != 0) {
+        CHECK(t, 0, "%s: cannot allocate", name);
+        attn_case_buffers_free(&b);
+        return;
+    }
+    const attn_shape s = attn_case_fill(&c, 5, b.q, b.k, b.v);
+    attn_case_buffers_narrow(&b, &s);
+    const size_t o_size = attn_dtype_size(types->o), no = attn_o_elems(&s);
+    const size_t kv_size = attn_dtype_size(types->kv);
+    const size_t nk = attn_kv_elems(&s, s.d_k), nv = attn_kv_elems(&s, s.d_v);
+    unsigned char *clean = malloc(o_size * no), *o = malloc(o_size * no);
+    unsigned char *k = malloc(kv_size * nk), *v = malloc(kv_size * nv);
+    const attn_run_options opt = {*types, attn_variant_default_p_round(emu)};
+    char msg[256];
+    int bad_hidden = 0, bad_seen = 0, rc = ATTN_OK;
+    for (int threads = 1; clean && o && k && v && threads <= 3; threads += 2) {
+        omp_set_num_threads(threads);
+        memset(clean, 0, o_size * no);
+        rc |= attn_run_variant_typed(emu, &s, &opt, b.tq, b.tk, b.tv, clean, NULL, msg, sizeof msg);
+        for (int32_t j = 0; j < s.n_kv; j++)
+            for (int which_k = 0; which_k <= 1; which_k++) {
+                memcpy(k, b.tk, kv_size * nk);
+                memcpy(v, b.tv, kv_size * nv);
+                const int32_t d = which_k ? s.d_k : s.d_v;
+                for (int32_t h = 0; h < s.heads_kv; h++)
+                    for (int32_t e = 0; e < d; e++)
+                        attn_store_elem(which_k ? k : v, types->kv,
+                                        ((size_t)h * s.n_kv + (size_t)j) * (size_t)d + (size_t)e,
+                                        NAN);
+                memset(o, 0, o_size * no);
+                rc |= attn_run_variant_typed(emu, &s, &opt, b.tq, k, v, o, NULL, msg, sizeof msg);
+                for (size_t r = 0; r < no / (size_t)s.d_v; r++) {
+                    const int32_t i = (int32_t)(r % (size_t)s.n_q);
+                    const int sees = j <= i + (s.n_kv - s.n_q); /* bottom-right causal */
+                    for (int32_t e = 0; e < s.d_v; e++) {
+                        const size_t at = r * (size_t)s.d_v + (size_t)e;
+                        if (!sees)
+                            bad_hidden += memcmp(o + at * o_size, clean + at * o_size, o_size) != 0;
+                        else
+                            bad_seen += !isnan(attn_load_elem(o, types->o, at));
+                    }
+                }
+            }
+    }
+    CHECK(t, clean && o && k && v, "%s: cannot allocate", name);
+    CHECK(t, rc == ATTN_OK && bad_hidden == 0 && bad_seen == 0,
+          "%s q=%s kv=%s: a NaN in a key changed %d elements of rows that cannot see it, missed "
+          "%d of rows that can (rc %d)",
+          name, attn_dtype_name(types->q), attn_dtype_name(types->kv), bad_hidden, bad_seen, rc);
+    free(clean);
+    free(o);
+    free(k);
+    free(v);
+    attn_case_buffers_free(&b);
+}
+
 /* Verify's full and adversarial cases in the part's types. */
 static void verify_part(check_tally *t, const attn_variant *emu, const attn_variant *naive,
                         const emu_part *part)
@@ -264,6 +337,8 @@ static void run_part(check_tally *t, const emu_part *part, const attn_variant *n
     const attn_variant *native = attn_find_variant(part->variant);
     omp_set_num_threads(2);
     verify_part(t, &emu, naive, part);
+    for (int ti = 0; ti < part->n_types; ti++)
+        hidden_keys_case(t, &emu, &part->types[ti]);
     for (size_t c = 0; c < sizeof BITWISE_CASES / sizeof BITWISE_CASES[0]; c++) {
         if (part->bitwise == EMU_BITWISE_NARROW_KV) {
             bitwise_case(t, &emu, native, &BITWISE_CASES[c], ATTN_F16);

@@ -267,7 +267,7 @@ static void check_causal(check_tally *t)
     rows[n++] = pre("avx2", 4096, 64, 1, 2, 1e8, 60.0);
     /* xsmm's causal row is the fastest (90 against avx2's 100 ms), so a
      * report that judged only the fastest variant would pass avx2 too. */
-    rows[n++] = pre("xsmm", 4096, 64, 0, 2, 1.8e8, 60.0);
+    rows[n++] = pre("xsmm", 4096, 64, 0, 2, 1.9e8, 60.0);
     rows[n++] = pre("xsmm", 4096, 64, 1, 2, 0.9e8, 60.0);
     rows[n++] = pre("blas", 4096, 64, 0, 2, 4e8, 60.0); /* not fused: no target */
     rows[n++] = pre("blas", 4096, 64, 1, 2, 1e8, 60.0);
@@ -278,8 +278,8 @@ static void check_causal(check_tally *t)
                *xsmm_64 = "xsmm causal vs non-causal, n=4096 h8 d64";
     CHECK(t,
           line_has(r, xsmm_64, OK) &&
-              line_says(r, xsmm_64, "2.00x (xsmm: 180 ms non-causal, 90 causal, apart)"),
-          "2.00x meets 1.9x, both times beside\n%s", r);
+              line_says(r, xsmm_64, "2.11x (xsmm: 190 ms non-causal, 90 causal, apart)"),
+          "2.11x meets 1.9x, its own twin's time beside (not avx2's 180 ms)\n%s", r);
     CHECK(t, line_has(r, avx2_64, MISS) && line_says(r, avx2_64, "1.80x"),
           "1.80x misses 1.9x: the fastest variant's 2x does not cover it\n%s", r);
     CHECK(t, line_says(r, avx2_64, "target >= 1.9x"), "the target\n%s", r);
