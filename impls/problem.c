@@ -48,6 +48,17 @@ int attn_check_shape(const attn_shape *s, char *msg, size_t cap)
     for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
         if (positive[i].value < 1)
             FAIL("%s = %d must be >= 1", positive[i].name, (int)positive[i].value);
+    /* The kernels walk rows and keys in int32 steps of up to a few hundred
+     * (a key block, a tile): a count within one step of INT32_MAX would
+     * step past it. */
+    const struct {
+        const char *name;
+        int32_t value;
+    } rows[] = {{"n_q", s->n_q}, {"n_kv", s->n_kv}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].value > ATTN_MAX_ROWS)
+            FAIL("%s = %d exceeds %d, the most rows a head may have", rows[i].name,
+                 (int)rows[i].value, (int)ATTN_MAX_ROWS);
     if (s->heads_q % s->heads_kv != 0)
         FAIL("heads_kv = %d does not divide heads_q = %d", (int)s->heads_kv, (int)s->heads_q);
     if (s->causal != 0 && s->causal != 1)

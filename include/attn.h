@@ -33,12 +33,16 @@ enum {
     ATTN_ENOTFOUND = -4 /* no variant of that name */
 };
 
+/* The most query or key rows a head may have: 2^31 - 2^16, so that the
+ * kernels' int32 steps through rows and keys never pass INT32_MAX. */
+#define ATTN_MAX_ROWS 2147418112
+
 typedef struct attn_shape { /* field order is part of the ABI */
     int32_t batch;          /* >= 1 */
     int32_t heads_q;        /* >= 1 */
     int32_t heads_kv;       /* >= 1 and divides heads_q (GQA; MQA when 1) */
-    int32_t n_q;            /* query rows per head, >= 1 */
-    int32_t n_kv;           /* key/value rows per head, >= 1 */
+    int32_t n_q;            /* query rows per head, 1 ... ATTN_MAX_ROWS */
+    int32_t n_kv;           /* key/value rows per head, 1 ... ATTN_MAX_ROWS */
     int32_t d_k;            /* >= 1 */
     int32_t d_v;            /* >= 1 */
     int32_t causal;         /* 0 or 1 */

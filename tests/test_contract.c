@@ -59,6 +59,9 @@ static void test_bad_fields(check_tally *t)
         {"heads_kv", {1, 4, 3, 3, 4, 5, 6, 0, 0}}, /* does not divide heads_q */
         {"n_q", {1, 2, 1, 0, 4, 5, 6, 0, 0}},
         {"n_kv", {1, 2, 1, 3, -7, 5, 6, 0, 0}},
+        /* rows past ATTN_MAX_ROWS (K and V of d 1 would fit in memory) */
+        {"n_kv = 2147418113 exceeds 2147418112", {1, 1, 1, 1, ATTN_MAX_ROWS + 1, 1, 1, 0, 0}},
+        {"n_q = 2147483647 exceeds", {1, 1, 1, INT32_MAX, 1, 1, 1, 0, 0}},
         {"d_k", {1, 2, 1, 3, 4, 0, 6, 0, 0}},
         {"d_v", {1, 2, 1, 3, 4, 5, INT32_MIN, 0, 0}},
         {"causal", {1, 2, 1, 3, 4, 5, 6, 2, 0}},
@@ -67,10 +70,10 @@ static void test_bad_fields(check_tally *t)
         {"scale", {1, 2, 1, 3, 4, 5, 6, 0, INFINITY}},
         {"scale", {1, 2, 1, 3, 4, 5, 6, 0, -INFINITY}},
         /* byte counts that overflow size_t: 2^31^4 floats */
-        {"Q of batch", {INT32_MAX, INT32_MAX, 1, INT32_MAX, 1, INT32_MAX, 1, 0, 0}},
-        {"K of batch", {65536, 1, 1, 1, INT32_MAX, INT32_MAX, 1, 0, 0}},
-        {"V of batch", {65536, 1, 1, 1, INT32_MAX, 1, INT32_MAX, 0, 0}},
-        {"O of batch", {65536, 1, 1, INT32_MAX, 1, 1, INT32_MAX, 0, 0}},
+        {"Q of batch", {INT32_MAX, INT32_MAX, 1, ATTN_MAX_ROWS, 1, INT32_MAX, 1, 0, 0}},
+        {"K of batch", {65536, 1, 1, 1, ATTN_MAX_ROWS, INT32_MAX, 1, 0, 0}},
+        {"V of batch", {65536, 1, 1, 1, ATTN_MAX_ROWS, 1, INT32_MAX, 0, 0}},
+        {"O of batch", {65536, 1, 1, ATTN_MAX_ROWS, 1, 1, INT32_MAX, 0, 0}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_refused(t, &bad[i].s, ATTN_EINVAL, bad[i].field);

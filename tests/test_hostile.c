@@ -59,10 +59,10 @@ static void set_canary(float *x, size_t n)
 static void test_workspace_over_limit(check_tally *t)
 {
     const attn_shape huge[] = {
-        {1, 1, 1, 300000, 300000, 1, 1, 0, 0.0f}, /* naive: n^2 scores, 360 GB */
-        {1, 1, 1, 256, INT32_MAX, 1, 1, 0, 0.0f}, /* a block of rows x 2^31 keys */
+        {1, 1, 1, 300000, 300000, 1, 1, 0, 0.0f},     /* naive: n^2 scores, 360 GB */
+        {1, 1, 1, 256, ATTN_MAX_ROWS, 1, 1, 0, 0.0f}, /* a block of rows x ~2^31 keys */
         {1, 1, 1, 1 << 20, 1 << 20, 1 << 10, 1 << 10, 0, 0.0f},
-        {1, 1, 1, 1, INT32_MAX, 1 << 20, 1 << 20, 0, 0.0f}, /* decode, huge head dims */
+        {1, 1, 1, 1, ATTN_MAX_ROWS, 1 << 20, 1 << 20, 0, 0.0f}, /* decode, huge head dims */
     };
     const size_t limit = attn_workspace_limit();
     float q[64], k[64], v[64], o[64];

@@ -179,7 +179,9 @@ static void check_refusals(check_tally *t)
     refused(t, "Hq=8,nq=4,dk=8,data=weird", 1, "data = 'weird' is not one of normal, huge_logits");
     refused(t, "Hq=8,nq=4,dk=8,data=tied", 0, "'data=tied': only verify takes an input kind");
     /* What attn_run refuses beyond the fields: the tensors' sizes. */
-    refused(t, "B=2147483647,Hq=2147483647,nq=2147483647,dk=2147483647", 1, "overflows");
+    refused(t, "B=2147483647,Hq=2147483647,nq=2147418112,dk=2147483647", 1, "overflows");
+    refused(t, "Hq=1,nq=1,nkv=2147418113,dk=1", 1,
+            "n_kv = 2147418113 exceeds 2147418112, the most rows a head may have");
     char longer[700];
     memset(longer, 'x', sizeof longer - 1);
     longer[sizeof longer - 1] = '\0';
