@@ -17,6 +17,7 @@
 #include "cases.h"
 #include "cli.h"
 #include "cpu_features.h"
+#include "perf_cases.h"
 #include "problem.h"
 #include "shape_arg.h"
 
@@ -176,9 +177,7 @@ static void check_shape_arg(const char *text, size_t cap)
     attn_shape back;
     attn_data_kind back_data = DATA_NORMAL;
     REQUIRE(attn_shape_arg_parse(name, &back, &back_data, NULL, 0) == 0);
-    REQUIRE(back.batch == s.batch && back.heads_q == s.heads_q && back.heads_kv == s.heads_kv &&
-            back.n_q == s.n_q && back.n_kv == s.n_kv && back.d_k == s.d_k && back.d_v == s.d_v &&
-            back.causal == s.causal && back_data == c.data);
+    REQUIRE(attn_perf_same_cell(&back, &s) && back_data == c.data);
 }
 
 /* The canonical case name, into exactly `cap` bytes, of a shape built from

@@ -35,8 +35,7 @@ int cli_switch(char **argv, int i, const char *flag)
     return strcmp(argv[i], flag) == 0;
 }
 
-int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
-                   long *out)
+int cli_whole_number(const char *text, long min, long max, long *out)
 {
     char *end;
     errno = 0;
@@ -45,12 +44,20 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
      * the digits alone. */
     int plain =
         (text[0] == '-' && isdigit((unsigned char)text[1])) || isdigit((unsigned char)text[0]);
-    if (!plain || errno || end == text || *end != '\0' || x < min || x > max) {
+    if (!plain || errno || end == text || *end != '\0' || x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
+                   long *out)
+{
+    if (cli_whole_number(text, min, max, out) != 0) {
         fprintf(stderr, "%s: %s = '%s' must be a whole number from %ld to %ld\n", cmd, flag, text,
                 min, max);
         return -1;
     }
-    *out = x;
     return 0;
 }
 

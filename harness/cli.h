@@ -26,8 +26,12 @@ int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char *
 /* 1 when argv[*i] is exactly the switch `flag`. */
 int cli_switch(char **argv, int i, const char *flag);
 
-/* Parses a whole integer in [min, max]; prints "<cmd>: <flag> ..." and
- * returns -1 on anything else. */
+/* A whole number in [min, max], the digits alone (an optional '-', no
+ * blank, no '+'), into *out; -1 (out untouched) on anything else. */
+int cli_whole_number(const char *text, long min, long max, long *out);
+
+/* The same as a flag's value; prints "<cmd>: <flag> ..." and returns -1 on
+ * anything else. */
 int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
                    long *out);
 

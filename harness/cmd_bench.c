@@ -279,10 +279,9 @@ int cmd_bench(int argc, char **argv)
             attn_perf_preset_variants((attn_perf_preset)o.preset, o.variants, MAX_VARIANTS);
     attn_machine m;
     attn_machine_read(&m);
-    const attn_perf_axes axes = {o.threads, o.n_threads, o.dtypes, o.n_dtypes};
-    int n_cases = o.n_shapes
-                      ? attn_perf_shape_cases(o.shapes, o.n_shapes, m.cores, &axes, NULL, 0)
-                      : attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, NULL, 0);
+    const attn_perf_axes axes = {o.threads,  o.n_threads, o.dtypes,
+                                 o.n_dtypes, o.shapes,    o.n_shapes};
+    int n_cases = attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)n_cases);
     bench_item *items = calloc((size_t)n_cases * (size_t)o.n_variants + 1, sizeof *items);
     attn_peak pk;
@@ -291,10 +290,7 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_FAILED;
         goto done;
     }
-    if (o.n_shapes)
-        attn_perf_shape_cases(o.shapes, o.n_shapes, m.cores, &axes, cases, n_cases);
-    else
-        attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, cases, n_cases);
+    attn_perf_case_list((attn_perf_preset)o.preset, m.cores, &axes, cases, n_cases);
     if (bench_peaks(&o, cases, n_cases, &pk) != 0) {
         rc = EXIT_USAGE;
         goto done;

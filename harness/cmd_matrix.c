@@ -93,9 +93,8 @@ static double cell_weight(const matrix_opts *o, const attn_perf_case *pc, const 
 
 int matrix_case_list(const matrix_opts *o, int all, attn_perf_case *out, int cap)
 {
-    const attn_perf_axes axes = {o->threads, o->n_threads, o->dtypes, o->n_dtypes};
-    if (o->n_shapes)
-        return attn_perf_shape_cases(o->shapes, o->n_shapes, all, &axes, out, cap);
+    const attn_perf_axes axes = {o->threads,  o->n_threads, o->dtypes,
+                                 o->n_dtypes, o->shapes,    o->n_shapes};
     return attn_perf_case_list((attn_perf_preset)o->preset, all, &axes, out, cap);
 }
 

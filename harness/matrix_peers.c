@@ -95,12 +95,9 @@ static const attn_result_row *best_variant(const attn_results_file *rf, const at
     const attn_result_row *best = NULL;
     for (int i = 0; i < rf->n_rows; i++) {
         const attn_result_row *r = &rf->rows[i];
-        const attn_shape *s = &r->shape, *t = &pc->shape;
         if (r->kind != ATTN_ROW_VARIANT || r->status != ATTN_ROW_OK || r->threads != pc->threads ||
             !same_types(&r->types, &pc->types) || !isfinite(r->time_ns_median) ||
-            s->batch != t->batch || s->heads_q != t->heads_q || s->heads_kv != t->heads_kv ||
-            s->n_q != t->n_q || s->n_kv != t->n_kv || s->d_k != t->d_k || s->d_v != t->d_v ||
-            s->causal != t->causal)
+            !attn_perf_same_cell(&r->shape, &pc->shape))
             continue;
         if (!best || r->time_ns_median < best->time_ns_median)
             best = r;

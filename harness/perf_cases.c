@@ -387,8 +387,13 @@ static void test(case_builder *b)
 int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap)
 {
-    static const attn_perf_axes none = {NULL, 0, NULL, 0};
+    static const attn_perf_axes none = {NULL, 0, NULL, 0, NULL, 0};
     case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0, ATTN_PAIR_NONE};
+    if (b.axes->n_shapes > 0) { /* --shape: the user's shapes, not the preset's */
+        for (int i = 0; i < b.axes->n_shapes; i++)
+            push(&b, b.axes->shapes[i], T_ALL);
+        return b.n;
+    }
     switch (p) {
     case PERF_QUICK:
         quick(&b);
@@ -414,14 +419,11 @@ int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
     return b.n;
 }
 
-int attn_perf_shape_cases(const attn_shape *shapes, int n_shapes, int all,
-                          const attn_perf_axes *axes, attn_perf_case *out, int cap)
+int attn_perf_same_cell(const attn_shape *a, const attn_shape *b)
 {
-    static const attn_perf_axes none = {NULL, 0, NULL, 0};
-    case_builder b = {all < 1 ? 1 : all, axes ? axes : &none, out, cap, 0, ATTN_PAIR_NONE};
-    for (int i = 0; i < n_shapes; i++)
-        push(&b, shapes[i], T_ALL);
-    return b.n;
+    return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
+           a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
+           a->causal == b->causal;
 }
 
 double attn_perf_flops(const attn_shape *s)

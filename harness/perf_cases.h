@@ -56,13 +56,22 @@ void attn_perf_case_name(const char *variant, const attn_shape *s, const attn_ty
 int attn_perf_case_runs(const attn_perf_case *c, const attn_variant *v);
 
 /* The axes a command line gives that replace a preset's: thread counts
- * (--threads) and element types (--dtype); n_... = 0 keeps the preset's. */
+ * (--threads), element types (--dtype) and shapes (--shape: each at all
+ * threads unless --threads says otherwise, unpaired); n_... = 0 keeps the
+ * preset's. */
 typedef struct attn_perf_axes {
     const int *threads;
     int n_threads;
     const attn_types *types;
     int n_types;
+    const attn_shape *shapes;
+    int n_shapes;
 } attn_perf_axes;
+
+/* 1 when a and b are one cell of the results: every field but the scale,
+ * which the CSV does not carry (so neither a row's key nor a peer's pairing
+ * can tell two such shapes apart). */
+int attn_perf_same_cell(const attn_shape *a, const attn_shape *b);
 
 typedef struct attn_perf_preset_info {
     const char *name;
@@ -88,7 +97,8 @@ const attn_perf_preset_info *attn_perf_preset_get(attn_perf_preset p);
 const char *attn_perf_preset_names(void);
 
 /* Writes up to `cap` cases into `out` and returns how many the preset has
- * (cap = 0 counts). `all` is the machine's thread count ("all threads").
+ * (cap = 0 counts), or the axes' shapes when they give any. `all` is the
+ * machine's thread count ("all threads").
  * Each shape appears once per thread count and element types of its row of
  * the preset; `axes` (may be NULL) replace those for every shape: given
  * thread counts replace the preset's, given types replace both the f32 of
@@ -96,11 +106,6 @@ const char *attn_perf_preset_names(void);
  * listed, so no cell appears twice). */
 int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
                         attn_perf_case *out, int cap);
-
-/* The same for shapes of the user's own (bench --shape): each at all
- * threads in f32, or at the axes' thread counts and types; unpaired. */
-int attn_perf_shape_cases(const attn_shape *shapes, int n_shapes, int all,
-                          const attn_perf_axes *axes, attn_perf_case *out, int cap);
 
 /* Work and traffic of one call, as the CSV defines them:
  * flops = 2 (d_k + d_v) sum_rows n_i * heads_q * batch (n_i: keys row i

@@ -45,13 +45,6 @@ static int same_types(const attn_types *a, const attn_types *b)
     return a->q == b->q && a->kv == b->kv && a->o == b->o;
 }
 
-static int same_shape(const attn_shape *a, const attn_shape *b)
-{
-    return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
-           a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
-           a->causal == b->causal;
-}
-
 static attn_shape mha(int32_t n, int32_t d, int32_t causal)
 {
     return (attn_shape){1, 8, 8, n, n, d, d, causal, 0.0f};
@@ -72,7 +65,7 @@ static const attn_result_row *find_typed(const attn_result_row *rows, int n, con
         const attn_result_row *r = &rows[i];
         if (r->status != ATTN_ROW_OK || r->kind != ATTN_ROW_VARIANT ||
             !isfinite(r->time_ns_median) || r->threads != threads ||
-            !same_types(&r->types, types) || !same_shape(&r->shape, s))
+            !same_types(&r->types, types) || !attn_perf_same_cell(&r->shape, s))
             continue;
         if (variant ? strcmp(r->variant, variant) != 0 : !is_fused(r->variant))
             continue;
@@ -396,7 +389,7 @@ static int prefill_shapes(int all, attn_shape out[MAX_PREFILL_SHAPES])
                 continue;
             int seen = 0;
             for (int j = 0; j < n; j++)
-                seen |= same_shape(&out[j], &c->shape);
+                seen |= attn_perf_same_cell(&out[j], &c->shape);
             if (!seen)
                 out[n++] = c->shape;
         }
@@ -540,7 +533,7 @@ static const attn_result_row *best_peer(const attn_result_row *rows, int n, cons
         const attn_result_row *r = &rows[i];
         if (r->kind != ATTN_ROW_PEER || r->status != ATTN_ROW_OK || r->threads != threads ||
             !same_types(&r->types, &F32) || !isfinite(r->time_ns_median) ||
-            !isfinite(r->paired_time_ns_median) || !same_shape(&r->shape, s))
+            !isfinite(r->paired_time_ns_median) || !attn_perf_same_cell(&r->shape, s))
             continue;
         if (!best || r->time_ns_median < best->time_ns_median)
             best = r;

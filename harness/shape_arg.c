@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+#include "perf_cases.h"
 #include "problem.h"
 
 /* The fields, in the case name's order. */
@@ -29,16 +31,11 @@ static int fail(char *msg, size_t cap, const char *fmt, ...)
     return -1;
 }
 
-/* A whole decimal number in [lo, hi]: the digits alone, as cli_parse_long
- * takes a flag's value (strtol would skip blanks and take a sign). */
+/* A field's number in [lo, hi] (lo >= 0: no sign), as a flag's value. */
 static int parse_int(const char *text, long lo, long hi, int32_t *out)
 {
-    char *end;
-    if (!isdigit((unsigned char)text[0]))
-        return -1;
-    errno = 0;
-    long x = strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0' || x < lo || x > hi)
+    long x;
+    if (text[0] == '-' || cli_whole_number(text, lo, hi, &x) != 0)
         return -1;
     *out = (int32_t)x;
     return 0;
@@ -182,15 +179,6 @@ int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *da
     return 0;
 }
 
-/* The same cell: every field but the scale (the CSV has no scale column,
- * and a peer row pairs with a variant row by the other fields). */
-static int same_cell(const attn_shape *a, const attn_shape *b)
-{
-    return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
-           a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
-           a->causal == b->causal;
-}
-
 int attn_shape_arg_add(const char *cmd, const char *value, attn_shape *shapes, attn_data_kind *data,
                        int *n, int cap)
 {
@@ -209,8 +197,8 @@ int attn_shape_arg_add(const char *cmd, const char *value, attn_shape *shapes, a
     /* verify tells shapes apart by scale and input kind too (its case
      * names carry both); bench and matrix rows do not. */
     for (int i = 0; i < *n; i++) {
-        const int again =
-            same_cell(&s, &shapes[i]) && (!data || (kind == data[i] && s.scale == shapes[i].scale));
+        const int again = attn_perf_same_cell(&s, &shapes[i]) &&
+                          (!data || (kind == data[i] && s.scale == shapes[i].scale));
         if (again) {
             fprintf(stderr, "%s: --shape: '%s' is shape %d again%s\n", cmd, value, i + 1,
                     s.scale != shapes[i].scale

@@ -357,8 +357,10 @@ FLASH_INLINE void pv_tile(const flash_tile *t, int32_t j0, int32_t nb, int32_t c
         const int last_odd = jj == full; /* the pair (nb - 1, pad) */
         /* A masked block's pairs before the tile's first hidden key
          * (seen_min: every row sees both keys) take the open path: on the
-         * causal diagonal that is about half of the block's pairs. */
-        const int lanes_differ = masked && (last_odd || j0 + 2 * jj + 1 >= t->seen_min);
+         * causal diagonal that is about half of the block's pairs. A
+         * masked block has seen_min < j0 + nb, so its odd last pair (the
+         * pad at j0 + nb) always takes the masked one. */
+        const int lanes_differ = masked && j0 + 2 * jj + 1 >= t->seen_min;
         __m512i pv[MAX_VECTORS];
         __mmask16 both[MAX_VECTORS], first[MAX_VECTORS];
         for (int v = 0; v < nv; v++) {

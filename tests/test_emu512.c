@@ -23,7 +23,6 @@
  *     for avx512_bf16, vdpbf16ps's order of the two products, its
  *     denormals-are-zero and its rounding).
  * Skipped (77) on a CPU without AVX2, FMA or F16C. */
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include "check.h"
 #include "cpu_features.h"
 #include "dtype.h"
+#include "hidden_keys.h"
 #include "variant.h"
 #include "verify_case.h"
 
@@ -263,25 +263,13 @@ static void hidden_keys_case(check_tally *t, const attn_variant *emu, const attn
             for (int which_k = 0; which_k <= 1; which_k++) {
                 memcpy(k, b.tk, kv_size * nk);
                 memcpy(v, b.tv, kv_size * nv);
-                const int32_t d = which_k ? s.d_k : s.d_v;
-                for (int32_t h = 0; h < s.heads_kv; h++)
-                    for (int32_t e = 0; e < d; e++)
-                        attn_store_elem(which_k ? k : v, types->kv,
-                                        ((size_t)h * s.n_kv + (size_t)j) * (size_t)d + (size_t)e,
-                                        NAN);
+                hidden_keys_plant(&s, which_k ? k : v, types->kv, which_k ? s.d_k : s.d_v, j);
                 memset(o, 0, o_size * no);
                 rc |= attn_run_variant_typed(emu, &s, &opt, b.tq, k, v, o, NULL, msg, sizeof msg);
-                for (size_t r = 0; r < no / (size_t)s.d_v; r++) {
-                    const int32_t i = (int32_t)(r % (size_t)s.n_q);
-                    const int sees = j <= i + (s.n_kv - s.n_q); /* bottom-right causal */
-                    for (int32_t e = 0; e < s.d_v; e++) {
-                        const size_t at = r * (size_t)s.d_v + (size_t)e;
-                        if (!sees)
-                            bad_hidden += memcmp(o + at * o_size, clean + at * o_size, o_size) != 0;
-                        else
-                            bad_seen += !isnan(attn_load_elem(o, types->o, at));
-                    }
-                }
+                int changed, missed;
+                hidden_keys_count(&s, types->o, o, clean, j, &changed, &missed);
+                bad_hidden += changed;
+                bad_seen += missed;
             }
     }
     CHECK(t, clean && o && k && v, "%s: cannot allocate", name);

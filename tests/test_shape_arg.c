@@ -8,13 +8,13 @@
 
 #include "cases.h"
 #include "check.h"
+#include "perf_cases.h"
 #include "shape_arg.h"
 
+/* The same cell and the same scale. */
 static int same_shape(const attn_shape *a, const attn_shape *b)
 {
-    return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
-           a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
-           a->causal == b->causal && a->scale == b->scale;
+    return attn_perf_same_cell(a, b) && a->scale == b->scale;
 }
 
 /* The case name without its "impl=..," part, fields reversed when `reverse`. */
@@ -88,38 +88,40 @@ static void check_defaults(check_tally *t)
  * bench/matrix row but are two verify cases. */
 static void check_add(check_tally *t)
 {
+    /* Steps on one list of cap 3, in order: the value, whether the list
+     * keeps input kinds (verify), the code and the count after. */
+    static const struct {
+        const char *value;
+        int with_data, rc, n;
+        const char *what;
+    } steps[] = {
+        {"Hq=8,nq=64,dk=32", 0, 0, 1, "first shape taken"},
+        {"Hkv=8,dk=32,nq=64,nkv=64,Hq=8,dv=32", 0, -1, 1, "the same cell spelled otherwise"},
+        {"Hq=8,nq=64,dk=32,scale=0.5", 0, -1, 1, "bench/matrix: differing only in scale"},
+        {"Hq=8,nq=64,dk=32,causal=1", 0, 0, 2, "another cell taken"},
+        {"Hq=8,nq=65,dk=32", 0, 0, 3, "a third"},
+        {"Hq=8,nq=66,dk=32", 0, -1, 3, "one past cap"},
+        {NULL, 1, 0, 0, "verify's list"},
+        {"Hq=2,nq=5,dk=4", 1, 0, 1, "verify: taken"},
+        {"Hq=2,nq=5,dk=4,scale=0.5", 1, 0, 2, "verify: another scale is another case"},
+        {"Hq=2,nq=5,dk=4,data=tied", 1, 0, 3, "verify: another input kind is another case"},
+        {NULL, 1, 0, 2, "drop the last"},
+        {"dk=4,nq=5,Hq=2,scale=0.5", 1, -1, 2, "verify: the same case again"},
+    };
     attn_shape shapes[3];
     attn_data_kind data[3];
     int n = 0;
-    CHECK(t, attn_shape_arg_add("test", "Hq=8,nq=64,dk=32", shapes, NULL, &n, 3) == 0 && n == 1,
-          "first shape taken");
-    CHECK(t,
-          attn_shape_arg_add("test", "Hkv=8,dk=32,nq=64,nkv=64,Hq=8,dv=32", shapes, NULL, &n, 3) ==
-                  -1 &&
-              n == 1,
-          "the same cell spelled otherwise is refused");
-    CHECK(t,
-          attn_shape_arg_add("test", "Hq=8,nq=64,dk=32,scale=0.5", shapes, NULL, &n, 3) == -1 &&
-              n == 1,
-          "bench/matrix: a shape differing only in scale is refused");
-    CHECK(t, attn_shape_arg_add("test", "Hq=8,nq=64,dk=32,causal=1", shapes, NULL, &n, 3) == 0,
-          "another cell taken");
-    CHECK(t, attn_shape_arg_add("test", "Hq=8,nq=65,dk=32", shapes, NULL, &n, 3) == 0 && n == 3,
-          "a third");
-    CHECK(t, attn_shape_arg_add("test", "Hq=8,nq=66,dk=32", shapes, NULL, &n, 3) == -1 && n == 3,
-          "one past cap is refused");
-    n = 0;
-    CHECK(t, attn_shape_arg_add("test", "Hq=2,nq=5,dk=4", shapes, data, &n, 3) == 0,
-          "verify: taken");
-    CHECK(t, attn_shape_arg_add("test", "Hq=2,nq=5,dk=4,scale=0.5", shapes, data, &n, 3) == 0,
-          "verify: another scale is another case");
-    CHECK(t,
-          attn_shape_arg_add("test", "Hq=2,nq=5,dk=4,data=tied", shapes, data, &n, 3) == 0 &&
-              n == 3 && data[2] == DATA_TIED && shapes[1].scale == 0.5f,
-          "verify: another input kind is another case");
-    n = 2;
-    CHECK(t, attn_shape_arg_add("test", "dk=4,nq=5,Hq=2,scale=0.5", shapes, data, &n, 3) == -1,
-          "verify: the same case again is refused");
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (!steps[i].value) { /* reset the count, keep the entries */
+            n = steps[i].n;
+            continue;
+        }
+        int rc = attn_shape_arg_add("test", steps[i].value, shapes,
+                                    steps[i].with_data ? data : NULL, &n, 3);
+        CHECK(t, rc == steps[i].rc && n == steps[i].n, "%s: '%s' gave %d with %d shapes",
+              steps[i].what, steps[i].value, rc, n);
+    }
+    CHECK(t, data[2] == DATA_TIED && shapes[1].scale == 0.5f, "verify's entries kept as given");
 }
 
 /* text must be refused with a message containing `want`, *shape and *data
@@ -138,50 +140,58 @@ static void refused(check_tally *t, const char *text, int takes_data, const char
 
 static void check_refusals(check_tally *t)
 {
-    refused(t, "Hq=8,Hkv=3,nq=4,dk=8", 1, "Hkv = 3 does not divide Hq = 8");
-    refused(t, "impl=avx2,Hq=8,nq=4,dk=8", 1,
-            "'impl=avx2' names a variant: give it with --variant");
-    refused(t, "Hq=8,nq=4,dk=8,kv=bf16", 1, "'kv=bf16': element types come from --dtype");
-    refused(t, "Hq=8,nq=4,dk=8,p=bf16", 1, "'p=bf16': element types come from --dtype");
-    refused(t, "Hq=8,nq=4", 1, "has no dk (required: Hq, nq, dk)");
-    refused(t, "nq=4,dk=8", 1, "has no Hq");
-    refused(t, "Hq=8,dk=8", 1, "has no nq");
-    refused(t, "Hq=8,nq=4,dk=8,,causal=1", 1, "has an empty field");
-    refused(t, "Hq=8,nq=4,dk=8,", 1, "has an empty field");
-    refused(t, "", 1, "has an empty field");
-    refused(t, "Hq=8,nq=0,dk=8", 1, "nq = '0' must be a whole number from 1 to 2147483647");
-    refused(t, "Hq=8,nq=4,dk=8,nkv=2147483648", 1, "nkv = '2147483648' must be a whole number");
-    refused(t, "Hq=8,nq=4,dk=8,B=-1", 1, "B = '-1' must be a whole number");
-    refused(t, "Hq=8,nq=4,dk=8x", 1, "dk = '8x' must be a whole number");
-    refused(t, "Hq=8,nq=4,dk=", 1, "dk = '' must be a whole number");
-    refused(t, "Hq=8,nq=4,dk=8,causal=2", 1, "causal = '2' must be 0 or 1");
-    refused(t, "Hq=8,nq=4,dk=8,scale=inf", 1, "scale = 'inf' must be a finite number");
-    refused(t, "Hq=8,nq=4,dk=8,scale=1e39", 1, "scale = '1e39' is beyond a float's range");
-    refused(t, "Hq=8,nq=4,dk=8,scale=nan", 1, "scale = 'nan' must be a finite number");
-    refused(t, "Hq=8,nq=4,dk=8,foo=1", 1, "'foo' is not a shape field (B, Hq, Hkv, nq, nkv");
-    refused(t, "Hq=8,nq=4,dk=8,hq=1", 1, "'hq' is not a shape field");
-    refused(t, "Hq=8,nq=4,dk=8,causal", 1, "'causal' is not key=value");
-    refused(t, "Hq=8,Hq=4,nq=4,dk=8", 1, "Hq is given twice (8, then 4)");
-    /* The digits alone, as every flag's number: no blank, no sign. */
-    refused(t, "Hq= 8,nq=4,dk=8", 1, "Hq = ' 8' must be a whole number");
-    refused(t, "Hq=+8,nq=4,dk=8", 1, "Hq = '+8' must be a whole number");
-    refused(t, "Hq=8,nq=4,dk=8,causal=-0", 1, "causal = '-0' must be 0 or 1");
-    refused(t, "Hq=8,nq=4,dk=8,scale=+0.5", 1, "scale = '+0.5' must be a finite number");
-    refused(t, "Hq=8,nq=4,dk=8,scale= 0.5", 1, "scale = ' 0.5' must be a finite number");
-    refused(t, "Hq=8,nq=4,dk=8,scale=", 1, "scale = '' must be a finite number");
-    /* A scale that is not the one run, or that would silently become 0
-     * (which means 1/sqrt(d_k)). */
-    refused(t, "Hq=8,nq=4,dk=8,scale=0.05,data=huge_logits", 1,
-            "scale = 0.05 with data = huge_logits: that input kind sets its own scale (20)");
-    refused(t, "Hq=8,nq=4,dk=8,data=rising,scale=2", 1, "sets its own scale (1)");
-    refused(t, "Hq=8,nq=4,dk=8,scale=1e-50", 1, "scale = '1e-50' rounds to 0 in a float");
-    refused(t, "Hq=8,nq=4,dk=8,scale=-1e-310", 1, "scale = '-1e-310' rounds to 0 in a float");
-    refused(t, "Hq=8,nq=4,dk=8,data=weird", 1, "data = 'weird' is not one of normal, huge_logits");
-    refused(t, "Hq=8,nq=4,dk=8,data=tied", 0, "'data=tied': only verify takes an input kind");
-    /* What attn_run refuses beyond the fields: the tensors' sizes. */
-    refused(t, "B=2147483647,Hq=2147483647,nq=2147418112,dk=2147483647", 1, "overflows");
-    refused(t, "Hq=1,nq=1,nkv=2147418113,dk=1", 1,
-            "n_kv = 2147418113 exceeds 2147418112, the most rows a head may have");
+    /* The text, whether data= is taken, what the message must say. */
+    static const struct {
+        const char *text;
+        int takes_data;
+        const char *want;
+    } bad[] = {
+        {"Hq=8,Hkv=3,nq=4,dk=8", 1, "Hkv = 3 does not divide Hq = 8"},
+        {"impl=avx2,Hq=8,nq=4,dk=8", 1, "'impl=avx2' names a variant: give it with --variant"},
+        {"Hq=8,nq=4,dk=8,kv=bf16", 1, "'kv=bf16': element types come from --dtype"},
+        {"Hq=8,nq=4,dk=8,p=bf16", 1, "'p=bf16': element types come from --dtype"},
+        {"Hq=8,nq=4", 1, "has no dk (required: Hq, nq, dk)"},
+        {"nq=4,dk=8", 1, "has no Hq"},
+        {"Hq=8,dk=8", 1, "has no nq"},
+        {"Hq=8,nq=4,dk=8,,causal=1", 1, "has an empty field"},
+        {"Hq=8,nq=4,dk=8,", 1, "has an empty field"},
+        {"", 1, "has an empty field"},
+        {"Hq=8,nq=0,dk=8", 1, "nq = '0' must be a whole number from 1 to 2147483647"},
+        {"Hq=8,nq=4,dk=8,nkv=2147483648", 1, "nkv = '2147483648' must be a whole number"},
+        {"Hq=8,nq=4,dk=8,B=-1", 1, "B = '-1' must be a whole number"},
+        {"Hq=8,nq=4,dk=8x", 1, "dk = '8x' must be a whole number"},
+        {"Hq=8,nq=4,dk=", 1, "dk = '' must be a whole number"},
+        {"Hq=8,nq=4,dk=8,causal=2", 1, "causal = '2' must be 0 or 1"},
+        {"Hq=8,nq=4,dk=8,scale=inf", 1, "scale = 'inf' must be a finite number"},
+        {"Hq=8,nq=4,dk=8,scale=1e39", 1, "scale = '1e39' is beyond a float's range"},
+        {"Hq=8,nq=4,dk=8,scale=nan", 1, "scale = 'nan' must be a finite number"},
+        {"Hq=8,nq=4,dk=8,foo=1", 1, "'foo' is not a shape field (B, Hq, Hkv, nq, nkv"},
+        {"Hq=8,nq=4,dk=8,hq=1", 1, "'hq' is not a shape field"},
+        {"Hq=8,nq=4,dk=8,causal", 1, "'causal' is not key=value"},
+        {"Hq=8,Hq=4,nq=4,dk=8", 1, "Hq is given twice (8, then 4)"},
+        /* The digits alone, as every flag's number: no blank, no sign. */
+        {"Hq= 8,nq=4,dk=8", 1, "Hq = ' 8' must be a whole number"},
+        {"Hq=+8,nq=4,dk=8", 1, "Hq = '+8' must be a whole number"},
+        {"Hq=8,nq=4,dk=8,causal=-0", 1, "causal = '-0' must be 0 or 1"},
+        {"Hq=8,nq=4,dk=8,scale=+0.5", 1, "scale = '+0.5' must be a finite number"},
+        {"Hq=8,nq=4,dk=8,scale= 0.5", 1, "scale = ' 0.5' must be a finite number"},
+        {"Hq=8,nq=4,dk=8,scale=", 1, "scale = '' must be a finite number"},
+        /* A scale that is not the one run, or that would silently become 0
+         * (which means 1/sqrt(d_k)). */
+        {"Hq=8,nq=4,dk=8,scale=0.05,data=huge_logits", 1,
+         "scale = 0.05 with data = huge_logits: that input kind sets its own scale (20)"},
+        {"Hq=8,nq=4,dk=8,data=rising,scale=2", 1, "sets its own scale (1)"},
+        {"Hq=8,nq=4,dk=8,scale=1e-50", 1, "scale = '1e-50' rounds to 0 in a float"},
+        {"Hq=8,nq=4,dk=8,scale=-1e-310", 1, "scale = '-1e-310' rounds to 0 in a float"},
+        {"Hq=8,nq=4,dk=8,data=weird", 1, "data = 'weird' is not one of normal, huge_logits"},
+        {"Hq=8,nq=4,dk=8,data=tied", 0, "'data=tied': only verify takes an input kind"},
+        /* What attn_run refuses beyond the fields: the tensors' sizes. */
+        {"B=2147483647,Hq=2147483647,nq=2147418112,dk=2147483647", 1, "overflows"},
+        {"Hq=1,nq=1,nkv=2147418113,dk=1", 1,
+         "n_kv = 2147418113 exceeds 2147418112, the most rows a head may have"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refused(t, bad[i].text, bad[i].takes_data, bad[i].want);
     char longer[700];
     memset(longer, 'x', sizeof longer - 1);
     longer[sizeof longer - 1] = '\0';
