@@ -144,7 +144,11 @@ struct flash_tile {
     int32_t kv_begin, kv_end;
     /* Row r sees keys j < seen[r]. A block ending at or below seen_min is
      * visible to every row and needs no mask. Padding rows have the tile's
-     * largest seen (their lanes are computed and never output). */
+     * largest seen (their lanes are computed and never output). seen is
+     * nondecreasing in r: a tile's rows come in query order (a GQA tile's
+     * heads of one query position side by side), and a later query sees
+     * at least the keys an earlier one does (xsmm's masked P·V builds on
+     * this). */
     int32_t seen_min;
     const int32_t *seen; /* [rows] */
     const float *qt;     /* [d_k][rows] queries, transposed; padding rows 0 */

@@ -17,7 +17,9 @@
  * hidden keys come from the same GEMM and are set to -inf; P·V must not
  * touch a hidden V row at all (a GEMM would multiply it by p = 0, and
  * 0·NaN is NaN), so it runs per group of rows: a GEMM over the keys the
- * whole group sees, plain C over the few some of its rows see (masked_pv).
+ * whole group sees, and for the few that only some of its rows see, a
+ * GEMM per step of the stair they form, on the rows that see them
+ * (masked_pv).
  *
  * Dispatch: libxsmm keeps the generated code in its registry, so a
  * dispatch of a shape seen before is a lookup (thread-safe); a block does
@@ -29,6 +31,7 @@
  * TQ = TK = 64: a 64 x 64 score tile is 16 KiB and qt (64 x d_k) 16-32 KiB
  * for d_k <= 128, so both stay in L1 (48 KiB) while each tile is used; the
  * accumulator (64 x d_v) sits in L2. */
+#include <assert.h>
 #include <libxsmm.h>
 #include <math.h>
 #include <stddef.h>
@@ -186,18 +189,21 @@ static int32_t clamp32(int32_t x, int32_t lo, int32_t hi)
 }
 
 /* acc[c][r] += Σ_j p[j][r]·v[j][c] over exactly the keys row r sees, in
- * groups of MASKED_ROWS rows: the keys every row of a group sees, [j0, lo),
- * as one GEMM on the group's rows; the few that only some of them see,
- * [lo, hi), in plain C, each row over its own. Which keys take which path
- * follows from seen[] alone, never from the values (a hidden NaN must not
- * change a single bit: test_hidden_keys). The select in the C loop lets
- * it run as vectors. All in plain C, the diagonal block cost a causal call
- * nearly what a non-causal one took: n = 4096, 8 heads, 2 threads on a
- * Zen 4, 1.38x / 1.40x faster than non-causal at d 128 / 64; so 1.90x /
- * 1.88x (paired rounds). Against all in plain C, n = 2048, alternating
- * rounds of one process: 1.66x / 1.62x; groups of 4 or 16 rows within
- * 3 % of 8; the whole block as one GEMM (wrong under a hidden NaN)
- * 1.79x / 1.73x. */
+ * groups of MASKED_ROWS rows, all as GEMMs on the group's rows. seen[] is
+ * nondecreasing in r (flash_driver.h), so with s_r = seen[r] clamped to
+ * the block, the keys [s_(r-1), s_r) are seen by rows r.. of the group and
+ * by none before: a staircase. The keys every row sees, [j0, s_0), are one
+ * GEMM on the group's rows; each step of the stair one on the rows r..
+ * (usually one key: a rank-1 update). Which keys take which GEMM follows
+ * from seen[] alone, never from the values (a hidden NaN must not change a
+ * single bit: test_hidden_keys). History, n = 4096, 8 heads, 2 threads on
+ * a Zen 4: the diagonal block in plain C cost a causal call nearly what a
+ * non-causal one took (1.38x / 1.40x faster than non-causal at d 128 /
+ * 64); the common keys as a GEMM and the stair's keys in plain C (a
+ * select per row) gave 1.86x / 1.88x; the stair as GEMMs 1.022x / 1.019x
+ * faster than that (alternating rounds of one process, causal), within
+ * 1.009x of the whole block as one GEMM (wrong under a hidden NaN); groups
+ * of 16 rows the same as 8. */
 enum { MASKED_ROWS = 8 };
 _Static_assert(LANES % MASKED_ROWS == 0, "tile rows (a multiple of LANES) come in whole groups");
 
@@ -205,27 +211,22 @@ static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
 {
     const int32_t rows = t->rows, d_v = t->d_v;
     for (int32_t r0 = 0; r0 < rows; r0 += MASKED_ROWS) {
-        const int32_t *seen = t->seen + r0;
-        int32_t lo = j0 + nb, hi = j0;
+        int32_t s[MASKED_ROWS];
         for (int32_t r = 0; r < MASKED_ROWS; r++) {
-            const int32_t s = clamp32(seen[r], j0, j0 + nb);
-            lo = s < lo ? s : lo;
-            hi = s > hi ? s : hi;
+            s[r] = clamp32(t->seen[r0 + r], j0, j0 + nb);
+            assert(r == 0 || s[r] >= s[r - 1]);
         }
-        if (lo > j0) {
-            tile_gemm pv = make_gemm(MASKED_ROWS, d_v, lo - j0, rows, d_v, rows, 1, 1);
+        if (s[0] > j0) {
+            tile_gemm pv = make_gemm(MASKED_ROWS, d_v, s[0] - j0, rows, d_v, rows, 1, 1);
             gemm_run(&pv, t->scores + r0, flash_v_row(t, j0), t->acc + r0);
         }
-        for (int32_t j = lo; j < hi; j++) {
-            const float *p = t->scores + (size_t)(j - j0) * rows + r0;
-            const float *v = flash_v_row(t, j);
-            for (int32_t c = 0; c < d_v; c++) {
-                float *a = t->acc + (size_t)c * rows + r0;
-                for (int32_t r = 0; r < MASKED_ROWS; r++) {
-                    const float w = p[r] * v[c]; /* dropped unless row r sees key j */
-                    a[r] = j < seen[r] ? a[r] + w : a[r];
-                }
-            }
+        for (int32_t r = 1; r < MASKED_ROWS; r++) {
+            if (s[r] == s[r - 1])
+                continue;
+            tile_gemm step =
+                make_gemm(MASKED_ROWS - r, d_v, s[r] - s[r - 1], rows, d_v, rows, 1, 1);
+            gemm_run(&step, t->scores + (size_t)(s[r - 1] - j0) * rows + r0 + r,
+                     flash_v_row(t, s[r - 1]), t->acc + r0 + r);
         }
     }
 }
