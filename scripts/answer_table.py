@@ -77,6 +77,28 @@ def _margin(slower, faster):
     return _geomean(slower[s]["time_ns_median"] / faster[s]["time_ns_median"] for s in common)
 
 
+def _peer_margin(peer, winner):
+    """(geometric mean over the shapes both measured of the peer's time
+    over the winner's, shapes compared from paired rounds, shapes in all),
+    or None when they share no shape. Per shape the ratio is the one of
+    the rounds in which the peer alternated with the winner (its
+    paired_time_ns_median), as the rest of the page gives it; the ratio of
+    the two medians, timed apart, only where the peer was paired with
+    another variant or with none."""
+    common = sorted(set(peer) & set(winner))
+    if not common:
+        return None
+    ratios, paired = [], 0
+    for s in common:
+        ratio = ab.paired_ratio(peer[s], winner[s])
+        if ratio is None:
+            ratio = peer[s]["time_ns_median"] / winner[s]["time_ns_median"]
+        else:
+            paired += 1
+        ratios.append(ratio)
+    return _geomean(ratios), paired, len(common)
+
+
 def _rank(timings, best_time):
     """Variants by the geometric mean of their time relative to the
     fastest row of each shape they measured; ties by the usual order."""
@@ -142,10 +164,20 @@ def answer_rows(rows):
             "runner_up": runner_up,
             "margin": _margin(ours[runner_up], winner) if runner_up else None,
             "peer": peer,
-            "peer_margin": _margin(peers[peer], winner) if peer else None,
+            **_peer_fields(peer, peers, winner),
             "shapes": len(winner), "shapes_total": len(shapes_total),
         })
     return answers
+
+
+def _peer_fields(peer, peers, winner):
+    """peer, peer_margin and how many of its shapes were paired
+    (peer_paired of peer_shapes): None and 0 without a shared shape."""
+    margin = _peer_margin(peers[peer], winner) if peer else None
+    if margin is None:
+        return {"peer": peer, "peer_margin": None, "peer_paired": 0, "peer_shapes": 0}
+    value, paired, shapes = margin
+    return {"peer": peer, "peer_margin": value, "peer_paired": paired, "peer_shapes": shapes}
 
 
 def _median(sorted_values):
@@ -162,6 +194,19 @@ def _times(value, name):
     return f"{ab.fmt_num(value)}× ({name})"
 
 
+def _peer_times(a):
+    """The peer margin, saying when it is not (all) from paired rounds."""
+    if a["peer_margin"] is None:
+        return "–"
+    if a["peer_paired"] == a["peer_shapes"]:
+        how = ""
+    elif a["peer_paired"] == 0:
+        how = ", unpaired"
+    else:
+        how = f", {a['peer_paired']} of {a['peer_shapes']} shapes paired"
+    return f"{ab.fmt_num(a['peer_margin'])}× ({a['peer']}{how})"
+
+
 def caption():
     classes = "; ".join(f"**{c.name}**: {c.rule}" for c in SHAPE_CLASSES)
     return ("For each shape class, head size and thread count, in f32: the variant to use — "
@@ -173,6 +218,12 @@ def caption():
             "are geometric means, over the shapes both measured, of the other's median time "
             "divided by this one's (> 1× means the chosen variant is faster); peers are "
             f"{', '.join(PEER_VARIANTS)} (or rows of kind `peer`), shown only where they ran. "
+            "`vs best peer` takes each shape's ratio from the rounds in which the peer "
+            "alternated with the chosen variant (the peer row's `paired_time_ns_median`, its "
+            "`paired_variant` being the chosen one), as the sections below do; where the peer "
+            "alternated with another variant or with none, the ratio of the two medians, "
+            "timed apart, stands in and the cell says `unpaired` (or how many shapes were "
+            "paired). "
             "`shapes`: how many of the class's shapes the chosen variant measured. The "
             "details follow below.")
 
@@ -190,7 +241,7 @@ def table_lines(rows):
         return [caption(), "", "No passing rows in any shape class."]
     table = [[a["shape_class"], a["d_k"], a["threads"], f"**{a['variant']}**",
               _pct(a), _times(a["margin"], a["runner_up"]),
-              _times(a["peer_margin"], a["peer"]), f"{a['shapes']}/{a['shapes_total']}"]
+              _peer_times(a), f"{a['shapes']}/{a['shapes_total']}"]
              for a in answers]
     return [caption(), ""] + ab.format_table(HEADER, table, markdown=True).splitlines()
 

@@ -265,6 +265,32 @@ def has_timing(row):
     return not is_skipped(row) and is_finite(row["time_ns_median"]) and row["time_ns_median"] > 0
 
 
+def case_types(case):
+    """(q, kv, o) element types named in a canonical case string; f32 where
+    the name has none (an all-f32 case carries no type fields)."""
+    fields = dict(f.split("=", 1) for f in (case or "").split(",") if "=" in f)
+    return tuple(fields.get(k) or "f32" for k in ("q", "kv", "o"))
+
+
+def paired_ratio(peer, row):
+    """peer's median time over `row`'s from the rounds in which the two
+    alternated (> 1: `row` faster), or None when the peer was not paired
+    with this very cell (another variant, thread count or element types):
+    its paired time is then another variant's and says nothing of `row`."""
+    paired = peer.get("paired_time_ns_median")
+    if (not has_timing(peer) or not is_finite(paired) or paired <= 0
+            or peer.get("paired_variant") != row["variant"]
+            or peer["threads"] != row["threads"] or shape_of(peer) != shape_of(row)
+            or types_of(peer) != types_of(row)):
+        return None
+    # Files from before these columns leave them empty: nothing to contradict.
+    if peer.get("paired_threads") not in (None, row["threads"]):
+        return None
+    if peer.get("paired_case") and case_types(peer["paired_case"]) != types_of(row):
+        return None
+    return peer["time_ns_median"] / paired
+
+
 def shape_label(row, with_types=False):
     """A short, readable name of the shape: the fields that differ from the
     common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added;

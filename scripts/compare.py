@@ -24,7 +24,8 @@ import attnbench_csv as ab  # noqa: E402
 RULE = ("Speed-up of X over A = time_A / time_X (medians): above 1, X is faster. A change is "
         "significant when the [time_ns_min, time_ns_max] intervals of the two rows do not "
         "overlap, i.e. it is beyond the measured run-to-run spread; otherwise it is marked "
-        "'within spread'.")
+        "'within spread'. A cell with a row that is not ok (a failed row is timed too) names "
+        "that row's status in the `status` column and is counted apart in the summary.")
 
 FASTER, SLOWER, WITHIN, UNKNOWN = "faster", "slower", "within spread", "spread unknown"
 
@@ -43,6 +44,20 @@ class Pair:
     def gflops_ratio(self):
         a, b = self.a["gflops"], self.b["gflops"]
         return b / a if ab.is_finite(a) and ab.is_finite(b) and a > 0 else None
+
+    @property
+    def ok(self):
+        """Both rows status ok. The matrix times a row that fails its
+        accuracy rule too, so a failed row has a time: its speed-up is real
+        but of wrong output, and must not read as an ordinary one."""
+        return ab.is_ok(self.a) and ab.is_ok(self.b)
+
+    def status_note(self, other):
+        """'ok', or the status of each side that is not ok."""
+        if self.ok:
+            return "ok"
+        return "; ".join(f"{label}: {ab.status_text(row)}"
+                         for label, row in (("A", self.a), (other, self.b)) if not ab.is_ok(row))
 
     @property
     def change(self):
@@ -101,18 +116,23 @@ def pair_table(comparison, markdown):
     other = comparison.label
     header = ["variant", "shape", "threads", "time A", f"time {other}", "speed-up",
               "GFLOP/s A", f"GFLOP/s {other}", "GFLOP/s ratio", "% peak A", f"% peak {other}",
-              "change"]
+              "change", "status"]
     rows = [[p.a["variant"], ab.shape_label(p.a, with_types=True), p.a["threads"],
              ab.fmt_time_ns(p.a["time_ns_median"]), ab.fmt_time_ns(p.b["time_ns_median"]),
              f"{ab.fmt_num(p.speedup)}×", ab.fmt_num(p.a["gflops"]), ab.fmt_num(p.b["gflops"]),
              ab.fmt_num(p.gflops_ratio), ab.fmt_num(p.a["pct_peak"]), ab.fmt_num(p.b["pct_peak"]),
-             p.change] for p in comparison.pairs]
+             p.change, p.status_note(other)] for p in comparison.pairs]
     return ab.format_table(header, rows, markdown)
 
 
 def summary(comparison):
-    changes = [p.change for p in comparison.pairs]
+    # Changes are counted over the pairs whose two rows are ok; a pair with
+    # a failed row is counted apart, so wrong output never adds a speed-up.
+    changes = [p.change for p in comparison.pairs if p.ok]
     counts = [f"{changes.count(c)} {c}" for c in (FASTER, SLOWER, WITHIN, UNKNOWN) if c in changes]
+    not_ok = len(comparison.pairs) - len(changes)
+    if not_ok:
+        counts.append(f"{not_ok} with a row not ok, not counted as a change")
     return (f"{comparison.label} vs A: {len(comparison.pairs)} cells in both"
             + (f" ({', '.join(counts)})" if counts else "")
             + f"; {len(comparison.only_a)} only in A, {len(comparison.only_b)} only in "

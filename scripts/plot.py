@@ -243,9 +243,11 @@ def plot_speedup(rows, threads, baseline):
                                 f"speed-up over {baseline} (×)", series, xlog=True, ylog=True))
     if not panels:
         return f"{baseline} not measured at {threads} threads"
-    peer = "the blas peer" if baseline == "blas" else baseline
+    # "peer" is a framework's row (torch, onnxruntime, openvino); blas is
+    # one of attnbench's variants, the BLAS baseline.
+    name = "the blas variant" if baseline == "blas" else baseline
     return Plot(f"speedup_vs_{baseline}_t{threads}.png",
-                f"Speed-up over {peer} (its time / the variant's time), "
+                f"Speed-up over {name} (its time / the variant's time), "
                 f"{ab.plural_threads(threads)}", panels)
 
 

@@ -45,10 +45,26 @@ def section_header(meta, csv_paths, out_dir):
     preset = (" on shapes given with `--shape`" if meta.get("preset") == "shapes"
               else f" with the `{meta['preset']}` preset" if meta.get("preset") else "")
     sources = ", ".join(f"[{os.path.basename(p)}]({link(p, out_dir)})" for p in csv_paths)
-    lines.append(f"{when}{preset}; data: {sources}. Reproduce on your machine with "
-                 "`scripts/run_matrix.sh` (`--full` for the full preset); compare two "
-                 "machines with `scripts/compare.py A.csv B.csv`.")
+    lines.append(f"{when}{preset}; data: {sources}. {reproduce_text(meta.get('preset'))} "
+                 "Compare two machines with `scripts/compare.py A.csv B.csv`.")
     return lines
+
+
+def reproduce_text(preset):
+    """How to run the same matrix: scripts/run_matrix.sh runs the quick and
+    full presets only, so any other preset, or a run of --shape shapes, is
+    the attnbench command itself."""
+    if preset in (None, "", "quick", "full"):
+        flag = " --full" if preset == "full" else ""
+        return (f"Reproduce on your machine with `scripts/run_matrix.sh{flag}`"
+                + ("" if preset else " (`--full` for the full preset)") + ".")
+    if preset == "shapes":
+        return ("Reproduce on your machine with `build/attnbench matrix --shape SHAPE ... "
+                "--out FILE.csv`, one `--shape` per shape: the shapes are in the rows' `case` "
+                "names (without `impl=` and the element types, which `--variant` and "
+                "`--dtype` set).")
+    return (f"Reproduce on your machine with `build/attnbench matrix --preset {preset} "
+            "--out FILE.csv` (`scripts/run_matrix.sh` runs only the quick and full presets).")
 
 
 def fmt_bytes(n):
@@ -86,9 +102,12 @@ def section_notes(out_dir):
         return [f.read().rstrip()]
 
 
-def section_machine(meta):
+def section_machine(meta, csv_paths=()):
     if not meta:
-        return ["## Machine", "", "No metadata file (matrix.meta.json) was found."]
+        # The sidecar's name follows the CSV's (FILE.csv -> FILE.meta.json):
+        # name the file that was looked for, not a fixed one.
+        names = " or ".join(f"`{os.path.basename(ab.meta_path(p))}`" for p in csv_paths)
+        return ["## Machine", "", f"No metadata file ({names or 'FILE.meta.json'}) was found."]
     cache = meta.get("cache") or {}
     caches = ", ".join(f"{name} {fmt_bytes(cache[key])}" for key, name in
                        (("l1d_bytes", "L1d"), ("l2_bytes", "L2"), ("l3_bytes", "L3"))
@@ -134,16 +153,31 @@ def peaks_from_rows(rows):
 
 
 def section_peaks(meta, rows):
-    peak = meta.get("peak") or peaks_from_rows(rows)
+    peak = meta.get("peak")
+    from_rows = not peak
+    if from_rows:
+        peak = peaks_from_rows(rows)
     lines = ["## Measured peaks", "",
              "What the plots and `pct_peak` measure against: FMA throughput of each ISA "
              "(the best one the CPU runs is the compute roof; each the best of several "
              "chain counts, `best chains`) and read bandwidth (the decode roof: the best of "
              "several read kernels)."]
+    if from_rows:
+        # Without a sidecar nothing of the run's start is known: say whose
+        # figures these are rather than pass them off as the start's.
+        lines += ["", "No sidecar with the run's peaks: the figures below are the roofs "
+                  "written in the CSV's rows (per thread count, the last row's `peak_gflops` "
+                  "and `peak_gbytes_per_s`), not a measurement of the run's start."]
     if peak.get("fma_gflops"):
         lines += ["", per_thread_table("FMA peak, GFLOP/s", peak["fma_gflops"])]
     if peak.get("fma_chains"):
         lines += ["", per_thread_table("best chains", peak["fma_chains"])]
+    # The bf16 tensor paths' roofs (sidecars since they were measured): the
+    # low-precision table judges a bf16 tensor variant against these.
+    if peak.get("bf16_gflops"):
+        lines += ["", "The bf16 tensor paths' peaks, in bf16 FLOP/s: the roof of a bf16 tensor "
+                  "variant's rows.", "",
+                  per_thread_table("bf16 peak, GFLOP/s", peak["bf16_gflops"])]
     if peak.get("read_kernel"):
         kernels = ", ".join(f"{plural(int(t), 'thread')}: `{k}`"
                             for t, k in sorted(peak["read_kernel"].items(), key=lambda x: int(x[0])))
@@ -155,14 +189,15 @@ def section_peaks(meta, rows):
         lines += ["", per_thread_table("memory bandwidth, GB/s", bandwidth)]
     if peak.get("exp_gelem_per_s"):
         lines += ["", per_thread_table("exp, Gelem/s", peak["exp_gelem_per_s"])]
-    return lines + paired_roof_ranges(rows, peak)
+    return lines + paired_roof_ranges(rows, peak, from_rows)
 
 
-def paired_roof_ranges(rows, peak=None):
+def paired_roof_ranges(rows, peak=None, from_rows=False):
     """The spread of the roofs measured beside the rows (roof_source = paired):
     what a roof measured once would have hidden. A compute roof nearer the
     run's bf16 peak than its FMA peak (a bf16 tensor variant's) is a kind of
-    its own."""
+    its own. from_rows: the peaks shown were read from the rows (no
+    sidecar), so they are not the run's start's."""
     spans = {}
     for r in rows:
         if r.get("roof_source") != "paired" or r["status"] != "ok":
@@ -177,10 +212,13 @@ def paired_roof_ranges(rows, peak=None):
     parts = [f"{kind} roof at {plural(t, 'thread')} "
              f"{ab.fmt_num(min(v))}–{ab.fmt_num(max(v))} {'GB/s' if kind == 'read' else 'GFLOP/s'} "
              f"({plural(len(v), 'row')})" for (kind, t), v in sorted(spans.items())]
-    return ["", "These are the figures of the run's start. Each row's `% of peak` divides by "
-            "its roof measured beside it instead (`roof_source` = `paired`: one pass of the "
-            "roof's kernel per round of the row's calls, the median kept), which over this "
-            "run spanned: " + "; ".join(parts) + "."]
+    lead = ("Each row's `% of peak` divides by its roof measured beside it" if from_rows else
+            "These are the figures of the run's start. Each row's `% of peak` divides by "
+            "its roof measured beside it instead")
+    return ["", lead + " (`roof_source` = `paired`: one pass of the "
+            "roof's kernel per round of the row's calls, the fastest pass kept, as a neighbour "
+            "can slow a pass but nothing speeds one up), which over this run spanned: "
+            + "; ".join(parts) + "."]
 
 
 def compute_roof_kind(value, threads, peak):
@@ -212,6 +250,23 @@ def best_peer(peer_rows):
     paired = [r for r in peer_rows if r.get("paired_time_ns_median") and ab.has_timing(r)
               and ab.is_ok(r)]
     return min(paired, key=lambda r: r["time_ns_median"]) if paired else None
+
+
+def vs_best_text(peer_rows, best):
+    """The Best table's `vs best peer`: the fastest passing peer of the
+    cell against the cell's best variant, from the rounds in which the two
+    alternated when the peer's paired_variant is that variant; else (the
+    peer was paired with another variant, or with none) the ratio of the two
+    medians timed apart, marked `unpaired`, as in the answer table."""
+    timed = [r for r in peer_rows if ab.has_timing(r) and ab.is_ok(r)]
+    if not timed:
+        return "–"
+    peer = min(timed, key=lambda r: r["time_ns_median"])
+    ratio = ab.paired_ratio(peer, best)
+    if ratio is not None:
+        return f"{ab.fmt_num(ratio)}× ({peer['variant']})"
+    return (f"{ab.fmt_num(peer['time_ns_median'] / best['time_ns_median'])}× "
+            f"({peer['variant']}, unpaired)")
 
 
 def vs_peer_text(peer):
@@ -290,15 +345,18 @@ def section_best(rows):
                       ab.fmt_num(best["gbytes_per_s"]), ab.fmt_pct(best),
                       speedup_over(by_variant.get("naive"), best),
                       speedup_over(by_variant.get("blas"), best),
-                      vs_peer_text(best_peer(peers_of.get((ab.shape_of(best), best["threads"]),
-                                                          [])))])
+                      vs_best_text(peers_of.get((ab.shape_of(best), best["threads"]), []),
+                                   best)])
     header = ["shape", "threads", "limit", "best variant", "time (median)", "GFLOP/s", "GB/s",
               "% of peak", "vs naive", "vs blas", "vs best peer"]
     return ["## Best variant per shape", "",
             "Fastest variant by median time among the cells with status ok. `% of peak` is "
             "against the FMA peak for `limit=fma` (prefill) and the read bandwidth for "
             "`limit=bandwidth` (decode); `vs naive` / `vs blas` are the speed-ups over those "
-            "variants on the same cell.",
+            "variants on the same cell; `vs best peer` is the fastest peer's median time over "
+            "the best variant's, from the rounds in which the two alternated when the peer "
+            "was paired with that variant, else from the two medians timed apart (marked "
+            "`unpaired`).",
             "", ab.format_table(header, table, markdown=True)]
 
 
@@ -352,7 +410,9 @@ def accuracy_status(vrows):
     skipped = [r for r in vrows if ab.is_skipped(r)]
     parts = []
     if failed:
-        parts.append(f"**FAILED** in {len(failed)} of {plural(len(vrows), 'cell')}")
+        # Of the cells that ran: a skipped cell was never judged.
+        ran = len(vrows) - len(skipped)
+        parts.append(f"**FAILED** in {len(failed)} of {plural(ran, 'cell')} run")
     elif len(skipped) < len(vrows):
         parts.append("ok")
     if skipped:
@@ -379,8 +439,10 @@ def section_accuracy(rows):
     header = ["variant", "cases", "max E_M (u)", "rule-A bound there (u)", "worst E_M / bound",
               "status"]
     return ["## Accuracy", "",
-            "E_M = max |ô−o| / max|V| in units of u = 2⁻²⁴ (float32 unit roundoff), "
-            "against a double-precision reference; the bound is rule A of ACCURACY.md at the "
+            "E_M = max over the checked elements of |ô_ic−o_ic| / M_ic, M_ic = max_j |V_jc| "
+            "over the keys j that row i sees (column c's largest value there), in units of "
+            "u = 2⁻²⁴ (float32 unit roundoff), against a double-precision reference; "
+            "the bound is rule A of ACCURACY.md at the "
             "same case. `worst E_M / bound` is the largest ratio over all cases "
             "(must stay below 1).",
             "", ab.format_table(header, table, markdown=True)]
@@ -440,7 +502,7 @@ def build_report(results, out_path, plots_dir):
         section_roof_banner(results.rows),
         answer_table.section_answer(results.rows),
         section_notes(out_dir),
-        section_machine(results.meta),
+        section_machine(results.meta, results.paths),
         section_peaks(results.meta, results.rows),
         section_best(ab.f32_rows(results.rows)),
         section_peers(ab.f32_rows(results.rows)),

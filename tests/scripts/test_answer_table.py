@@ -134,6 +134,49 @@ class Peers(unittest.TestCase):
         self.assertEqual((a["variant"], a["runner_up"], a["peer"]), ("avx512", "avx2", "mylib"))
         self.assertAlmostEqual(a["peer_margin"], 4.0)
 
+    def test_peer_margin_from_the_paired_rounds(self):
+        # The peer alternated with the winner: its ratio is from those
+        # rounds (140/110, 300/150), not from the winner's own medians
+        # (100, 200), timed apart.
+        rows = [row("avx512", 100, n_q=2048), row("avx512", 200, n_q=4096),
+                row("onnxruntime", 140, n_q=2048, paired_variant="avx512",
+                    paired_time_ns_median=110.0, paired_threads=1),
+                row("onnxruntime", 300, n_q=4096, paired_variant="avx512",
+                    paired_time_ns_median=150.0, paired_threads=1)]
+        a = only(at.answer_rows(rows), shape_class="prefill long")
+        self.assertAlmostEqual(a["peer_margin"], math.sqrt(140 / 110 * 300 / 150))
+        self.assertEqual((a["peer_paired"], a["peer_shapes"]), (2, 2))
+        self.assertIn("| 1.60× (onnxruntime) |", "\n".join(at.table_lines(rows)))
+
+    def test_peer_paired_with_another_cell_falls_back_to_the_medians(self):
+        # Paired with avx2 (not the winner), at 2 threads, or with bf16
+        # tensors: that paired time is not the winner's, so the two medians
+        # stand in, and the cell says so.
+        base = [row("avx512", 100, n_q=2048), row("avx2", 120, n_q=2048)]
+        others = [dict(paired_variant="avx2", paired_time_ns_median=130.0),
+                  dict(paired_variant="avx512", paired_time_ns_median=130.0, paired_threads=2),
+                  dict(paired_variant="avx512", paired_time_ns_median=130.0,
+                       paired_case="impl=avx512,nq=2048,q=bf16,kv=bf16,o=bf16")]
+        for extra in others:
+            with self.subTest(pairing=extra):
+                rows = base + [row("torch", 260, n_q=2048, **extra)]
+                a = only(at.answer_rows(rows), shape_class="prefill long")
+                self.assertAlmostEqual(a["peer_margin"], 2.6)  # 260 / 100
+                self.assertEqual(a["peer_paired"], 0)
+                self.assertIn("| 2.60× (torch, unpaired) |", "\n".join(at.table_lines(rows)))
+
+    def test_partly_paired_peer_margin_says_how_many(self):
+        rows = [row("avx512", 100, n_q=2048), row("avx512", 200, n_q=4096),
+                row("torch", 150, n_q=2048, paired_variant="avx512", paired_time_ns_median=125.0),
+                row("torch", 300, n_q=4096)]
+        a = only(at.answer_rows(rows), shape_class="prefill long")
+        self.assertAlmostEqual(a["peer_margin"], math.sqrt(150 / 125 * 300 / 200))
+        self.assertIn("(torch, 1 of 2 shapes paired)", "\n".join(at.table_lines(rows)))
+
+    def test_caption_says_which_ratio(self):
+        self.assertIn("`paired_time_ns_median`", at.caption())
+        self.assertIn("`unpaired`", at.caption())
+
     def test_failed_peer_is_ignored(self):
         rows = [row("avx512", 100), row("onnxruntime", 50, status="failed: rule A")]
         a = only(at.answer_rows(rows), shape_class="prefill long")
@@ -149,7 +192,7 @@ class Markdown(unittest.TestCase):
         self.assertEqual(table[0], "| " + " | ".join(at.HEADER) + " |")
         cells = [c.strip() for c in table[2].strip("|").split("|")]
         self.assertEqual(cells, ["prefill long", "64", "1", "**avx512**", "71.2", "1.80× (avx2)",
-                                 "2.50× (torch)", "1/1"])
+                                 "2.50× (torch, unpaired)", "1/1"])
 
     def test_cli_on_fixture(self):
         proc = h.run_script("answer_table.py", h.MATRIX)

@@ -102,6 +102,40 @@ class ComparePair(unittest.TestCase):
         self.assertIn("at least two CSV files", proc.stderr)
 
 
+class NotOkPairs(unittest.TestCase):
+    """A failed row is still timed: its pair is marked in the tables and
+    counted apart, never as an ordinary speed-up."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        rows = h.read_rows(h.PAIR_B)
+        naive = cell(rows, "naive", 256, 1)  # 2x faster than A: "faster" when ok
+        naive["status"], naive["reason"] = "failed", "rule A at row 3, col 7"
+        b = h.write_rows(os.path.join(cls.tmp.name, "b.csv"), rows, h.header_of(h.PAIR_B),
+                         h.PAIR_B)
+        cls.proc = h.run_script("compare.py", h.PAIR_A, b, "-o", cls.tmp.name)
+        with open(os.path.join(cls.tmp.name, "compare.md")) as f:
+            cls.md = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_summary_counts_them_apart(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertIn("B vs A: 4 cells in both (2 slower, 1 within spread, 1 with a row not ok, "
+                      "not counted as a change); 1 only in A", self.proc.stdout)
+        self.assertNotIn("1 faster", self.proc.stdout)
+
+    def test_tables_mark_them(self):
+        for text in (self.proc.stdout, self.md):
+            line = next(x for x in text.splitlines() if "naive" in x and "n=256" in x)
+            self.assertTrue(line.rstrip(" |").endswith("B: failed: rule A at row 3, col 7"), line)
+            ok_line = next(x for x in text.splitlines() if "avx2" in x and "n=256" in x)
+            self.assertTrue(ok_line.rstrip(" |").endswith("ok"), ok_line)
+
+
 class OverlapRule(unittest.TestCase):
     @staticmethod
     def change(a, b):

@@ -74,6 +74,14 @@ class ReportMatrix(unittest.TestCase):
         decode = by_cell[("nq=1 nkv=4096 d=128 H=32/8 causal", "1")]
         self.assertEqual(decode[2:4], ["bandwidth", "**avx512**"])
 
+    def test_accuracy_states_the_metric_computed(self):
+        # E_M divides by M_ic, per row and column over the keys the row
+        # sees (reference/metrics.c), not by one max|V| of the whole input.
+        section = self.text.split("## Accuracy\n", 1)[1]
+        self.assertIn("|ô_ic−o_ic| / M_ic, M_ic = max_j |V_jc| over the keys j that row i sees",
+                      section)
+        self.assertNotIn("max|V| in units", section)
+
     def test_accuracy_table(self):
         rows = {r[0]: r for r in table_rows(self.text, "Accuracy")}
         self.assertEqual(list(rows), list(h.VARIANTS))
@@ -125,6 +133,54 @@ class ReportCases(unittest.TestCase):
             self.assertTrue(any(re.match(r"failed: rule A", r[3]) for r in listed))
 
 
+    def test_failed_counts_the_cells_that_ran(self):
+        import report
+        rows = [{"status": "failed", "reason": "rule A"}, {"status": "ok", "reason": ""},
+                {"status": "skipped", "reason": "needs avx512f"},
+                {"status": "skipped", "reason": "needs avx512f"}]
+        self.assertEqual(report.accuracy_status(rows),
+                         "**FAILED** in 1 of 2 cells run, 2 skipped (needs avx512f)")
+
+    def test_no_sidecar_names_the_csvs_own(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "model-shapes.csv")
+            with open(h.PAIR_A) as f_in, open(src, "w") as f_out:
+                f_out.write(f_in.read())
+            out = os.path.join(tmp, "README.md")
+            proc = h.run_script("report.py", src, "-o", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                text = f.read()
+        self.assertIn("No metadata file (`model-shapes.meta.json`) was found.", text)
+        self.assertNotIn("matrix.meta.json", text)
+
+
+class ReportHeader(unittest.TestCase):
+    """The command the page gives to reproduce the run matches its preset:
+    run_matrix.sh runs the quick and full presets only."""
+
+    def header(self, preset):
+        import report
+        return " ".join(report.section_header({"preset": preset}, ["/r/m.csv"], "/r"))
+
+    def test_quick_and_full_are_run_matrix(self):
+        self.assertIn("`scripts/run_matrix.sh`.", self.header("quick"))
+        self.assertIn("`scripts/run_matrix.sh --full`.", self.header("full"))
+
+    def test_another_preset_is_the_attnbench_command(self):
+        for preset in ("perf-targets", "decode"):
+            with self.subTest(preset=preset):
+                text = self.header(preset)
+                self.assertIn(f"`build/attnbench matrix --preset {preset} --out FILE.csv`", text)
+                self.assertNotIn("Reproduce on your machine with `scripts/run_matrix.sh", text)
+
+    def test_shapes_point_at_the_case_names(self):
+        text = self.header("shapes")
+        self.assertIn("`build/attnbench matrix --shape SHAPE", text)
+        self.assertIn("the shapes are in the rows' `case` names", text)
+        self.assertNotIn("Reproduce on your machine with `scripts/run_matrix.sh", text)
+
+
 class ReportPeers(unittest.TestCase):
     def test_peers_section_gives_the_paired_ratio_and_where_a_peer_wins(self):
         from test_plot import with_peer_rows
@@ -145,6 +201,29 @@ class ReportPeers(unittest.TestCase):
             best = table_rows(text, "Best variant per shape")
             self.assertFalse(any("torch" in r[3] for r in best), "a peer is never 'best variant'")
             self.assertTrue(any(r[-1].startswith("1.50× (torch)") for r in best))
+
+
+class BestVsPeer(unittest.TestCase):
+    """The Best table's `vs best peer` takes the paired ratio only when the
+    peer alternated with that cell's best variant."""
+
+    @staticmethod
+    def best_table(peer_extra):
+        import report
+        from test_answer_table import row
+        rows = [row("avx512", 100), row("avx2", 120),
+                row("torch", 150, paired_time_ns_median=125.0, **peer_extra)]
+        return table_rows("\n".join(report.section_best(rows)) + "\n", "Best variant per shape")
+
+    def test_paired_with_the_best_variant(self):
+        table = self.best_table({"paired_variant": "avx512"})
+        self.assertEqual(table[0][-1], "1.20× (torch)")  # 150 / 125, the same rounds
+
+    def test_paired_with_another_variant(self):
+        # 125 is avx2's time in the peer's rounds: the ratio against avx512
+        # is the medians', timed apart, and says so.
+        table = self.best_table({"paired_variant": "avx2"})
+        self.assertEqual(table[0][-1], "1.50× (torch, unpaired)")
 
 
 class AboveRoof(unittest.TestCase):
@@ -174,6 +253,9 @@ class PairedRoofs(unittest.TestCase):
         rows.append({"roof_source": "run", "status": "ok", "limit": "fma", "threads": 1,
                      "peak_gbytes_per_s": 30.0, "peak_gflops": 10.0})
         text = " ".join(report.paired_roof_ranges(rows))
+        # matrix_roof_of_passes (harness/matrix_pair.c) keeps the best pass.
+        self.assertIn("the fastest pass kept", text)
+        self.assertNotIn("median", text)
         self.assertIn("FMA roof at 1 thread 244–244 GFLOP/s (1 row)", text)
         self.assertIn("read roof at 2 threads 35.2–47.9 GB/s (3 rows)", text)
         self.assertNotIn("10", text.split("spanned:")[1])
@@ -185,6 +267,33 @@ class PairedRoofs(unittest.TestCase):
         text = " ".join(report.paired_roof_ranges(rows, peak))
         self.assertIn("FMA roof at 1 thread 244–244 GFLOP/s (1 row)", text)
         self.assertIn("bf16 roof at 1 thread 520–520 GFLOP/s (1 row)", text)
+
+
+class Peaks(unittest.TestCase):
+    """The peaks section: the bf16 roofs when the sidecar has them, and
+    without a sidecar, figures said to be the rows'."""
+
+    PAIRED = [{"roof_source": "paired", "status": "ok", "limit": "fma", "threads": 1,
+               "peak_gflops": 244.0, "peak_gbytes_per_s": 30.0}]
+
+    def test_bf16_peak_listed_when_present(self):
+        import report
+        peak = {"fma_gflops": {"avx512": {"1": 257.0, "2": 510.0}},
+                "bf16_gflops": {"avx512_bf16": {"1": 514.0, "2": 1020.0}}}
+        text = "\n".join(report.section_peaks({"peak": peak}, []))
+        self.assertIn("| bf16 peak, GFLOP/s | 1 thread | 2 threads |", text)
+        self.assertIn("| avx512_bf16 | 514 | 1020 |", text)
+        del peak["bf16_gflops"]  # an older sidecar: no such table
+        self.assertNotIn("bf16", "\n".join(report.section_peaks({"peak": peak}, [])))
+
+    def test_without_a_sidecar_the_figures_are_the_rows(self):
+        import report
+        text = " ".join(report.section_peaks({}, self.PAIRED))
+        self.assertIn("the figures below are the roofs written in the CSV's rows", text)
+        self.assertNotIn("figures of the run's start", text)
+        with_sidecar = {"peak": {"fma_gflops": {"avx512": {"1": 257.0}}}}
+        self.assertIn("figures of the run's start",
+                      " ".join(report.section_peaks(with_sidecar, self.PAIRED)))
 
 
 if __name__ == "__main__":
