@@ -79,24 +79,16 @@ def _margin(slower, faster):
 
 def _peer_margin(peer, winner):
     """(geometric mean over the shapes both measured of the peer's time
-    over the winner's, shapes compared from paired rounds, shapes in all),
-    or None when they share no shape. Per shape the ratio is the one of
-    the rounds in which the peer alternated with the winner (its
-    paired_time_ns_median), as the rest of the page gives it; the ratio of
-    the two medians, timed apart, only where the peer was paired with
-    another variant or with none."""
+    over the winner's, shapes compared from paired rounds, shapes in all);
+    (None, 0, 0) when they share no shape. Per shape the ratio is
+    attnbench_csv.peer_over's: from the rounds in which the peer alternated
+    with the winner, as the rest of the page gives it, else the two
+    medians timed apart."""
     common = sorted(set(peer) & set(winner))
     if not common:
-        return None
-    ratios, paired = [], 0
-    for s in common:
-        ratio = ab.paired_ratio(peer[s], winner[s])
-        if ratio is None:
-            ratio = peer[s]["time_ns_median"] / winner[s]["time_ns_median"]
-        else:
-            paired += 1
-        ratios.append(ratio)
-    return _geomean(ratios), paired, len(common)
+        return None, 0, 0
+    ratios = [ab.peer_over(peer[s], winner[s]) for s in common]
+    return _geomean(r for r, _ in ratios), sum(paired for _, paired in ratios), len(common)
 
 
 def _rank(timings, best_time):
@@ -155,6 +147,7 @@ def answer_rows(rows):
                 for shape, r in by_shape.items():
                     peer_best[shape] = min(peer_best.get(shape, math.inf), r["time_ns_median"])
             peer = _rank(peers, peer_best)[0]
+        margin, paired, shapes = _peer_margin(peers[peer], winner) if peer else (None, 0, 0)
         pcts = sorted(r["pct_peak"] for r in winner.values() if ab.is_finite(r["pct_peak"]))
         shapes_total = {ab.shape_of(r) for r in group if not is_peer(r)}
         answers.append({
@@ -163,21 +156,11 @@ def answer_rows(rows):
             "above_roof": sum(ab.above_roof(r) for r in winner.values()),
             "runner_up": runner_up,
             "margin": _margin(ours[runner_up], winner) if runner_up else None,
-            "peer": peer,
-            **_peer_fields(peer, peers, winner),
+            "peer": peer, "peer_margin": margin, "peer_paired": paired,
+            "peer_shapes": shapes,
             "shapes": len(winner), "shapes_total": len(shapes_total),
         })
     return answers
-
-
-def _peer_fields(peer, peers, winner):
-    """peer, peer_margin and how many of its shapes were paired
-    (peer_paired of peer_shapes): None and 0 without a shared shape."""
-    margin = _peer_margin(peers[peer], winner) if peer else None
-    if margin is None:
-        return {"peer": peer, "peer_margin": None, "peer_paired": 0, "peer_shapes": 0}
-    value, paired, shapes = margin
-    return {"peer": peer, "peer_margin": value, "peer_paired": paired, "peer_shapes": shapes}
 
 
 def _median(sorted_values):

@@ -291,6 +291,17 @@ def paired_ratio(peer, row):
     return peer["time_ns_median"] / paired
 
 
+def peer_over(peer, row):
+    """(peer's time over `row`'s, paired): the ratio of the rounds in which
+    the two alternated (paired_ratio) and True, or, where the peer was
+    paired with another cell or with none, the ratio of the two medians
+    timed apart and False."""
+    ratio = paired_ratio(peer, row)
+    if ratio is not None:
+        return ratio, True
+    return peer["time_ns_median"] / row["time_ns_median"], False
+
+
 def shape_label(row, with_types=False):
     """A short, readable name of the shape: the fields that differ from the
     common case (batch 1, MHA, n_q = n_kv, d_v = d_k, no mask) are added;

@@ -262,11 +262,8 @@ def vs_best_text(peer_rows, best):
     if not timed:
         return "–"
     peer = min(timed, key=lambda r: r["time_ns_median"])
-    ratio = ab.paired_ratio(peer, best)
-    if ratio is not None:
-        return f"{ab.fmt_num(ratio)}× ({peer['variant']})"
-    return (f"{ab.fmt_num(peer['time_ns_median'] / best['time_ns_median'])}× "
-            f"({peer['variant']}, unpaired)")
+    ratio, paired = ab.peer_over(peer, best)
+    return f"{ab.fmt_num(ratio)}× ({peer['variant']}{'' if paired else ', unpaired'})"
 
 
 def vs_peer_text(peer):
