@@ -51,6 +51,9 @@ set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c imp
 # avx512_bf16: vdpbf16ps and vcvtne2ps2bf16 (AVX512_BF16), vpermw (AVX512BW).
 set_source_files_properties(impls/flash_avx512_bf16.c impls/flash_avx512_bf16_decode.c
                             PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma;-mavx512bw;-mavx512bf16")
+# amx: avx512_bf16's building blocks around tdpbf16ps (AMX-TILE, AMX-BF16).
+set_source_files_properties(impls/flash_amx.c
+                            PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma;-mavx512bw;-mavx512bf16;-mamx-tile;-mamx-bf16")
 set(ATTN_EXTRA_INCLUDES "")
 set(ATTN_EXTRA_LIBS "")
 

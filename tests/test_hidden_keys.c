@@ -31,6 +31,12 @@ static const attn_case cases[] = {
      * kernels' 4-row tile, whose first row does not see the last key, with
      * d_v wide enough (8 vectors and a tail) for avx512's one-pass P.V. */
     {.shape = {1, 8, 4, 2, 100, 40, 136, 1, 0.0f}, .data = DATA_NORMAL},
+    /* Causal prefill whose diagonal blocks hold whole 32-key chunks that
+     * every row of a 64-row tile sees, before and beside keys only some
+     * see, with d_v over 16-column groups and a tail: what amx's tiles
+     * may take and must stop short of (MHA; GQA, rows of 4 heads). */
+    {.shape = {1, 2, 2, 200, 200, 32, 48, 1, 0.0f}, .data = DATA_NORMAL},
+    {.shape = {1, 4, 1, 96, 96, 40, 40, 1, 0.0f}, .data = DATA_NORMAL},
 };
 
 /* O with NaN in row j of K (which_k) or V of every K/V head, against the
