@@ -37,7 +37,8 @@ int attn_variant_runnable(const attn_variant *v)
 
 void attn_variant_missing(const attn_variant *v, char *buf, size_t cap)
 {
-    attn_cpu_format(v->required_features & ~attn_cpu()->features, buf, cap);
+    const attn_cpu_info *cpu = attn_cpu();
+    attn_cpu_describe_missing(v->required_features & ~cpu->features, cpu->amx_refused, buf, cap);
 }
 
 int attn_variant_check_types(const attn_variant *var, const attn_run_options *opt, char *msg,

@@ -294,14 +294,32 @@ static int request_amx_state(void)
 #endif
 }
 
+uint32_t attn_cpu_grant_amx(uint32_t detected, int granted, char *why, size_t cap)
+{
+    if (cap)
+        why[0] = '\0';
+    if (!(detected & ATTN_CPU_AMX_TILE) || granted)
+        return detected;
+    snprintf(why, cap, "the kernel did not grant AMX tile state");
+    return detected & ~(uint32_t)ATTN_CPU_AMX_ALL;
+}
+
+void attn_cpu_describe_missing(uint32_t missing, const char *amx_refused, char *buf, size_t cap)
+{
+    attn_cpu_format(missing, buf, cap);
+    if ((missing & ATTN_CPU_AMX_ALL) && amx_refused && amx_refused[0]) {
+        const size_t len = strlen(buf);
+        if (len < cap)
+            snprintf(buf + len, cap - len, " (%s)", amx_refused);
+    }
+}
+
 static void detect_once(void)
 {
-    cpu_info.detected = detect_features();
-    if ((cpu_info.detected & ATTN_CPU_AMX_TILE) && request_amx_state() != 0) {
-        cpu_info.detected &= ~(uint32_t)(ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16 | ATTN_CPU_AMX_INT8);
-        snprintf(cpu_info.amx_refused, sizeof cpu_info.amx_refused,
-                 "the kernel did not grant AMX tile state");
-    }
+    const uint32_t found = detect_features();
+    cpu_info.detected =
+        attn_cpu_grant_amx(found, !(found & ATTN_CPU_AMX_TILE) || request_amx_state() == 0,
+                           cpu_info.amx_refused, sizeof cpu_info.amx_refused);
     read_brand(cpu_info.model, sizeof cpu_info.model);
     read_identity(&cpu_info);
     read_caches(&cpu_info);

@@ -27,6 +27,7 @@ enum {
     ATTN_CPU_AMX_INT8 = 1u << 12,
 };
 #define ATTN_CPU_FEATURE_COUNT 13
+#define ATTN_CPU_AMX_ALL (ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16 | ATTN_CPU_AMX_INT8)
 
 typedef struct attn_cpu_info {
     uint32_t detected; /* what CPUID + XGETBV report */
@@ -70,6 +71,17 @@ const attn_cpu_info *attn_cpu(void);
 /* Parse a mask specification into the set of features to hide. Returns 0 on
  * success; on failure, -1 and a message naming the bad token. */
 int attn_cpu_parse_mask(const char *spec, uint32_t *hide, char *msg, size_t cap);
+
+/* The features detected, with the AMX bits cleared when the CPU has AMX
+ * and Linux did not grant its tile state (granted 0): a tile instruction
+ * would then be a SIGILL. `why` gets the reason, or "" when nothing was
+ * cleared. Pure: tests give it a refusal. */
+uint32_t attn_cpu_grant_amx(uint32_t detected, int granted, char *why, size_t cap);
+
+/* The names of the `missing` features (attn_cpu_format), followed by
+ * " (the refusal)" when AMX is among them and amx_refused says why it is
+ * gone: a skip that says what to fix. */
+void attn_cpu_describe_missing(uint32_t missing, const char *amx_refused, char *buf, size_t cap);
 
 /* Lower-case name of one feature bit ("avx512f"); NULL for an unknown bit. */
 const char *attn_cpu_feature_name(uint32_t bit);

@@ -34,5 +34,25 @@ int main(void)
     char names[256];
     attn_cpu_format(ATTN_CPU_AVX2 | ATTN_CPU_AVX512F, names, sizeof names);
     CHECK(&t, strcmp(names, "avx2 avx512f") == 0, "format: '%s'", names);
+    /* Linux refusing the AMX tile state: the bits go, the reason stays. */
+    char why[96];
+    const uint32_t amx = ATTN_CPU_AVX512F | ATTN_CPU_AMX_ALL;
+    CHECK(&t, attn_cpu_grant_amx(amx, 0, why, sizeof why) == ATTN_CPU_AVX512F,
+          "a refusal clears the AMX bits");
+    CHECK(&t, strcmp(why, "the kernel did not grant AMX tile state") == 0, "why: '%s'", why);
+    CHECK(&t, attn_cpu_grant_amx(amx, 1, why, sizeof why) == amx && why[0] == '\0',
+          "a grant keeps them");
+    CHECK(&t, attn_cpu_grant_amx(ATTN_CPU_AVX2, 0, why, sizeof why) == ATTN_CPU_AVX2 && !why[0],
+          "no AMX, nothing to refuse");
+    attn_cpu_describe_missing(ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16,
+                              "the kernel did not grant AMX tile state", names, sizeof names);
+    CHECK(&t, strcmp(names, "amx_tile amx_bf16 (the kernel did not grant AMX tile state)") == 0,
+          "a skip for refused AMX says so: '%s'", names);
+    attn_cpu_describe_missing(ATTN_CPU_AVX512BF16, "the kernel did not grant AMX tile state", names,
+                              sizeof names);
+    CHECK(&t, strcmp(names, "avx512_bf16") == 0, "the refusal only where AMX is missing: '%s'",
+          names);
+    attn_cpu_describe_missing(ATTN_CPU_AMX_BF16, "", names, sizeof names);
+    CHECK(&t, strcmp(names, "amx_bf16") == 0, "hidden by a mask: '%s'", names);
     return check_report("cpu_mask", &t);
 }
