@@ -102,8 +102,9 @@ int cmd_list(int argc, char **argv)
     }
     char buf[256];
     printf("\ncpu: %s (%d logical CPUs, slug %s)\n", m.model, m.cores, m.slug);
-    printf("identity: %s family %d model %d stepping %d: %s; best FMA ISA %s\n", m.vendor, m.family,
-           m.model_id, m.stepping, m.uarch, m.isa);
+    printf("identity: %s family %d model %d stepping %d: %s%s%s%s; best FMA ISA %s\n", m.vendor,
+           m.family, m.model_id, m.stepping, m.uarch, m.uarch_note[0] ? " (" : "", m.uarch_note,
+           m.uarch_note[0] ? ")" : "", m.isa);
     attn_cpu_format(cpu->detected, buf, sizeof buf);
     printf("detected features: %s\n", buf[0] ? buf : "(none beyond x86-64)");
     printf("caches (one core, CPUID): L1D %lld KiB, L2 %lld KiB; avx512 sizes its key blocks "

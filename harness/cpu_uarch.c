@@ -3,6 +3,8 @@
  * table; ranges where AMD assigns model blocks per product line. */
 #include "cpu_uarch.h"
 
+#include "cpu_features.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -82,4 +84,29 @@ int attn_cpu_uarch(const char *vendor, int family, int model, char *out, size_t 
     }
     snprintf(out, cap, "unknown-fam%d-mod%d", family, model);
     return 0;
+}
+
+/* The Intel uarchs of the table with AMX. */
+static int has_amx(const char *uarch)
+{
+    static const char *const amx[] = {"sapphirerapids", "emeraldrapids", "graniterapids"};
+    for (size_t i = 0; i < sizeof amx / sizeof amx[0]; i++)
+        if (strcmp(uarch, amx[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int attn_cpu_uarch_checked(const char *vendor, int family, int model, uint32_t detected, char *out,
+                           size_t cap, char *note, size_t note_cap)
+{
+    const int known = attn_cpu_uarch(vendor, family, model, out, cap);
+    if (note_cap)
+        note[0] = '\0';
+    if (known && strcmp(attn_cpu_vendor_short(vendor), "intel") == 0 &&
+        (detected & ATTN_CPU_AMX_TILE) && !has_amx(out)) {
+        snprintf(note, note_cap,
+                 "CPUID's model %d says %s, which has no AMX: named from the features", model, out);
+        snprintf(out, cap, "sapphirerapids");
+    }
+    return known;
 }

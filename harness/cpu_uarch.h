@@ -6,6 +6,7 @@
 #define ATTN_CPU_UARCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* "amd", "intel", or "unknown" for any other vendor string. */
 const char *attn_cpu_vendor_short(const char *vendor);
@@ -15,5 +16,16 @@ const char *attn_cpu_vendor_short(const char *vendor);
  * in decimal, as /proc/cpuinfo prints them). Returns 1 when the table knew
  * it, 0 for the fallback. */
 int attn_cpu_uarch(const char *vendor, int family, int model, char *out, size_t cap);
+
+/* attn_cpu_uarch, checked against the features the CPU reports (the
+ * ATTN_CPU_* bits it detected, before any ATTN_CPU_MASK): a hypervisor may
+ * pass a client part's model number through on a server part (seen: an
+ * AMX-capable Xeon reporting model 167, Rocket Lake). When the table's
+ * Intel uarch cannot have AMX and the CPU has it, the name comes from the
+ * features: "sapphirerapids", the first with AMX (Emerald Rapids runs the
+ * same instructions), and `note` says why ("" otherwise). Returns what
+ * attn_cpu_uarch returns. */
+int attn_cpu_uarch_checked(const char *vendor, int family, int model, uint32_t detected, char *out,
+                           size_t cap, char *note, size_t note_cap);
 
 #endif

@@ -32,7 +32,8 @@ void attn_machine_read(attn_machine *m)
     m->family = cpu->family;
     m->model_id = cpu->model_id;
     m->stepping = cpu->stepping;
-    attn_cpu_uarch(cpu->vendor, cpu->family, cpu->model_id, m->uarch, sizeof m->uarch);
+    attn_cpu_uarch_checked(cpu->vendor, cpu->family, cpu->model_id, cpu->detected, m->uarch,
+                           sizeof m->uarch, m->uarch_note, sizeof m->uarch_note);
     m->isa = best_fma_isa();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     m->cores = cores > 0 ? (int)cores : 1;

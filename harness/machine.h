@@ -8,7 +8,9 @@ typedef struct attn_machine {
     char model[64];  /* brand string */
     char vendor[16]; /* CPUID vendor string, e.g. "AuthenticAMD" */
     int family, model_id, stepping;
-    char uarch[40];  /* "zen3", "sapphirerapids", or "unknown-fam25-mod1" */
+    char uarch[40]; /* "zen3", "sapphirerapids", or "unknown-fam25-mod1" */
+    /* Why uarch is not what the family/model say (attn_cpu_uarch_checked), or "" */
+    char uarch_note[112];
     const char *isa; /* best FMA ISA this (masked) CPU runs: "avx512", "avx2", "scalar" */
     char slug[96];   /* e.g. "amd-zen3-avx2-2c": results/<slug>/ */
     int cores;       /* online logical CPUs */

@@ -73,6 +73,39 @@ int main(void)
               uarchs[i].model, name, known, uarchs[i].uarch);
     }
     CHECK(&t, strcmp(attn_cpu_vendor_short("HygonGenuine"), "unknown") == 0, "vendor fallback");
+    /* A hypervisor's model number against the features the CPU reports. */
+    const struct {
+        const char *vendor;
+        int family, model;
+        uint32_t detected;
+        const char *uarch;
+        int noted;
+    } checked[] = {
+        /* an AMX Xeon under a VM reporting Rocket Lake's model */
+        {"GenuineIntel", 6, 167, ATTN_CPU_AVX512F | ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16,
+         "sapphirerapids", 1},
+        {"GenuineIntel", 6, 167, ATTN_CPU_AVX512F, "rocketlake", 0}, /* a real Rocket Lake */
+        {"GenuineIntel", 6, 143, ATTN_CPU_AVX512F | ATTN_CPU_AMX_TILE, "sapphirerapids", 0},
+        {"GenuineIntel", 6, 173, ATTN_CPU_AMX_TILE, "graniterapids", 0},
+        {"AuthenticAMD", 25, 17, ATTN_CPU_AVX512F | ATTN_CPU_AMX_TILE, "zen4", 0},
+        {"GenuineIntel", 6, 250, ATTN_CPU_AMX_TILE, "unknown-fam6-mod250",
+         0}, /* no claim to check */
+    };
+    for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++) {
+        char name[40], note[112];
+        attn_cpu_uarch_checked(checked[i].vendor, checked[i].family, checked[i].model,
+                               checked[i].detected, name, sizeof name, note, sizeof note);
+        CHECK(&t, strcmp(name, checked[i].uarch) == 0 && (note[0] != '\0') == checked[i].noted,
+              "%s %d/%d features %#x: '%s' ('%s'), want '%s'", checked[i].vendor, checked[i].family,
+              checked[i].model, checked[i].detected, name, note, checked[i].uarch);
+    }
+    {
+        char name[40], note[112];
+        attn_cpu_uarch_checked("GenuineIntel", 6, 167, ATTN_CPU_AMX_TILE, name, sizeof name, note,
+                               sizeof note);
+        CHECK(&t, strstr(note, "model 167 says rocketlake, which has no AMX") != NULL, "note '%s'",
+              note);
+    }
     char slug[96];
     attn_machine_slug("AuthenticAMD", "zen3", "avx2", 2, slug, sizeof slug);
     CHECK(&t, strcmp(slug, "amd-zen3-avx2-2c") == 0, "slug %s", slug);
@@ -82,7 +115,9 @@ int main(void)
     attn_machine m;
     attn_machine_read(&m);
     char want[96], uarch[40];
-    attn_cpu_uarch(m.vendor, m.family, m.model_id, uarch, sizeof uarch);
+    char note[112];
+    attn_cpu_uarch_checked(m.vendor, m.family, m.model_id, attn_cpu()->detected, uarch,
+                           sizeof uarch, note, sizeof note);
     attn_machine_slug(m.vendor, uarch, m.isa, m.cores, want, sizeof want);
     CHECK(&t, strcmp(m.slug, want) == 0 && strstr(m.slug, m.uarch), "this machine: %s", m.slug);
     printf("this machine: %s (%s family %d model %d stepping %d)\n", m.slug, m.vendor, m.family,
