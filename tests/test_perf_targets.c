@@ -790,7 +790,9 @@ static void check_tensor(check_tally *t)
     rows[n++] = pre("avx2", 4096, 128, 0, 2, 2e8, 40.0); /* slower: not the one compared */
     rows[n++] = typed(pre("avx512_bf16", 4096, 128, 0, 2, 5e7, 88.0), &bf16);
     rows[n++] = pre("avx512", 4096, 64, 0, 2, 6e7, 75.0);
+    rows[n - 1].gflops = 300.0;
     rows[n++] = typed(pre("avx512_bf16", 4096, 64, 0, 2, 4e7, 60.0), &bf16);
+    rows[n - 1].peak_gflops = 240.0; /* vdpbf16ps at half the FMA rate: 0.8x at most */
     /* Its f32 row would not count: it takes no f32 (nor would one be fair). */
     char *r = report(rows, n);
     CHECK(t,
@@ -802,6 +804,11 @@ static void check_tensor(check_tally *t)
           "2x the best f32 variant meets 1.8x, saying against whom\n%s", r);
     CHECK(t, line_has(r, "avx512_bf16 vs f32, n=4096 h8 d64, 2 threads", MISS), "1.5x misses\n%s",
           r);
+    CHECK(t,
+          line_says(r, "avx512_bf16 vs f32, n=4096 h8 d64, 2 threads",
+                    "above its roof here (at most 0.80x)") &&
+              !line_says(r, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads", "above its roof"),
+          "a roof below the target's reach says so, with the most it allows\n%s", r);
     free(r);
     char *none = report(rows, 1);
     CHECK(t, line_has(none, "avx512_bf16 vs f32, n=4096 h8 d128, 2 threads", NONE),
