@@ -48,6 +48,28 @@ static const attn_variant peer_judge = {.name = "peer",
                                         .family = ATTN_FAMILY_ONLINE,
                                         .exp_ulps = 4,
                                         .tiles = {.keys = 16}};
+/* A peer in bf16 is judged in the class "P rounded to bf16": the
+ * frameworks' bf16 attention feeds its weights to P·V in bf16 (PyTorch's
+ * CPU flash attention converts them before its second GEMM). */
+static const attn_variant peer_judge_bf16 = {.name = "peer",
+                                             .description = "a peer library in bf16",
+                                             .family = ATTN_FAMILY_ONLINE,
+                                             .exp_ulps = 4,
+                                             .tiles = {.keys = 16},
+                                             .p_rounds = ATTN_DTYPE_BIT(ATTN_BF16)};
+
+/* The cells peers run: f32, or bf16 throughout (the frameworks' attention
+ * takes one element type for Q, K, V and O; f16 attention on a CPU is no
+ * framework's fast path). */
+static int peer_types(const attn_types *t)
+{
+    return t->q == t->kv && t->kv == t->o && (t->q == ATTN_F32 || t->q == ATTN_BF16);
+}
+
+static attn_peer_type peer_type_of(int32_t t)
+{
+    return t == ATTN_BF16 ? ATTN_PEER_BF16 : t == ATTN_F16 ? ATTN_PEER_F16 : ATTN_PEER_F32;
+}
 
 int matrix_peers_parse(const char *list, matrix_peers *p)
 {
@@ -208,15 +230,19 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     attn_peer_buffer buf;
     attn_shape resolved = cell.shape;
     resolved.scale = cell.problem.scale;
-    attn_peer_types f32 = {ATTN_PEER_F32, ATTN_PEER_F32, ATTN_PEER_F32};
-    if (attn_peer_buffer_create(&buf, &resolved, f32, NULL, err, sizeof err) != ATTN_PEER_OK) {
+    const attn_peer_types types = {peer_type_of(pc->types.q), peer_type_of(pc->types.kv),
+                                   peer_type_of(pc->types.o)};
+    if (attn_peer_buffer_create(&buf, &resolved, types, NULL, err, sizeof err) != ATTN_PEER_OK) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "shared buffer: %s", err);
         attn_perf_cell_free(&cell);
         return;
     }
-    memcpy(buf.q, cell.q, sizeof(float) * attn_q_elems(&cell.shape));
-    memcpy(buf.k, cell.k, sizeof(float) * attn_kv_elems(&cell.shape, cell.shape.d_k));
-    memcpy(buf.v, cell.v, sizeof(float) * attn_kv_elems(&cell.shape, cell.shape.d_v));
+    /* The cell's inputs, already in its types (the same values a variant gets). */
+    memcpy(buf.q, cell.q, attn_dtype_size(pc->types.q) * attn_q_elems(&cell.shape));
+    memcpy(buf.k, cell.k,
+           attn_dtype_size(pc->types.kv) * attn_kv_elems(&cell.shape, cell.shape.d_k));
+    memcpy(buf.v, cell.v,
+           attn_dtype_size(pc->types.kv) * attn_kv_elems(&cell.shape, cell.shape.d_v));
     int rc = attn_peer_setup(peer, &buf, pc->threads, SETUP_TIMEOUT_MS, row->peer_op,
                              sizeof row->peer_op, err, sizeof err);
     timing t = {0};
@@ -226,7 +252,8 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
         attn_result_row_set(row, ATTN_ROW_FAILED, "setup: %s", err);
     } else {
         /* Its untimed first call's output, judged like a variant's. */
-        matrix_check_output(&peer_judge, &cell, buf.o, pc->threads, all, row);
+        matrix_check_output(pc->types.q == ATTN_BF16 ? &peer_judge_bf16 : &peer_judge, &cell, buf.o,
+                            pc->threads, all, row);
         int64_t empty[EMPTY_REPS];
         double lo, hi;
         if (attn_peer_empty(peer, EMPTY_REPS, SETUP_TIMEOUT_MS, empty, err, sizeof err) ==
@@ -291,12 +318,12 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             peer_row_init(&row, name, &cases[ci], pk);
             int w = wanted(o, &row, rf);
             todo += w;
-            to_run += w && attn_types_all_f32(&cases[ci].types);
+            to_run += w && peer_types(&cases[ci].types);
         }
         if (!todo)
             continue;
-        printf("matrix: peer %s: %d cells (%d f32, run in a process of its own)\n", name, todo,
-               to_run);
+        printf("matrix: peer %s: %d cells (%d in f32 or bf16, run in a process of its own)\n", name,
+               todo, to_run);
         fflush(stdout);
         attn_peer_opts po = {peers->python, peers->worker, name, 0};
         attn_peer *peer = NULL;
@@ -311,8 +338,9 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             peer_row_init(&row, name, &cases[ci], pk);
             if (!wanted(o, &row, rf))
                 continue;
-            if (!attn_types_all_f32(&cases[ci].types))
-                attn_result_row_set(&row, ATTN_ROW_SKIPPED, "peers run float32 only");
+            if (!peer_types(&cases[ci].types))
+                attn_result_row_set(&row, ATTN_ROW_SKIPPED,
+                                    "peers run float32 or bfloat16 (Q, K/V and O in one type)");
             else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else

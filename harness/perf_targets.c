@@ -369,6 +369,54 @@ static void tensor_targets(tally *t, const attn_result_row *rows, int n, int all
     }
 }
 
+/* A tile path (AMX) against PyTorch's own bf16 attention: >= 2x. */
+static const double tiles_vs_torch = 2.0;
+
+/* Each variant on AMX tiles, bf16 Q/K/V/O, against the torch peer's bf16
+ * row on the same shape and threads: the ratio from the rounds in which
+ * the peer alternated with that very variant, else the two rows' medians
+ * (apart, said so). */
+static void tensor_peer_targets(tally *t, const attn_result_row *rows, int n, int all)
+{
+    int header = 0;
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *v = attn_variant_table[i];
+        if (v->roof != ATTN_ROOF_BF16_AMX)
+            continue;
+        if (!header++)
+            fprintf(t->f,
+                    "AMX tiles against PyTorch's bf16 scaled_dot_product_attention "
+                    "(matrix --peers), bf16 Q/K/V/O (n=%d h8, non-causal):\n",
+                    TARGET_N);
+        for (int32_t d = 128; d >= 64; d /= 2) {
+            const attn_shape s = mha(TARGET_N, d, 0);
+            const attn_result_row *mine = find_typed(rows, n, v->name, &s, &BF16, all),
+                                  *torch = NULL;
+            for (int r = 0; r < n; r++)
+                if (rows[r].kind == ATTN_ROW_PEER && strcmp(rows[r].variant, "torch") == 0 &&
+                    rows[r].status == ATTN_ROW_OK && rows[r].threads == all &&
+                    same_types(&rows[r].types, &BF16) && attn_perf_same_cell(&rows[r].shape, &s))
+                    torch = &rows[r];
+            const int paired = torch && strcmp(torch->paired_variant, v->name) == 0 &&
+                               isfinite(torch->paired_time_ns_median) &&
+                               torch->paired_time_ns_median > 0;
+            const double ours = paired ? torch->paired_time_ns_median
+                                : mine ? mine->time_ns_median
+                                       : NAN;
+            const double ratio = torch ? torch->time_ns_median / ours : NAN;
+            char what[96], achieved[128] = "", target[64];
+            snprintf(what, sizeof what, "%s vs torch bf16, n=%d h8 d%d, %d %s", v->name, TARGET_N,
+                     d, all, thread_word(all));
+            if (isfinite(ratio))
+                snprintf(achieved, sizeof achieved, "%.2fx (%.4g vs %.4g ms, %s)", ratio,
+                         ours * 1e-6, torch->time_ns_median * 1e-6,
+                         paired ? "alternating rounds" : "apart");
+            snprintf(target, sizeof target, "target >= %.1fx", tiles_vs_torch);
+            verdict(t, ratio >= tiles_vs_torch, isfinite(ratio), what, achieved, target);
+        }
+    }
+}
+
 static int by_n_d_causal(const void *pa, const void *pb)
 {
     const attn_shape *a = pa, *b = pb;
@@ -647,6 +695,7 @@ int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int al
     exp_target(&t);
     low_precision_targets(&t, rows, n, all);
     tensor_targets(&t, rows, n, all);
+    tensor_peer_targets(&t, rows, n, all);
     peer_targets(&t, rows, n, all, shapes, n_shapes);
     fprintf(f, "perf-targets: %d of %d met (%d not measured)\n", t.met, t.evaluated,
             t.targets - t.evaluated);

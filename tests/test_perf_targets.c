@@ -601,6 +601,7 @@ static void check_peers(check_tally *t)
     for (int i = 0; i < attn_variant_table_size; i++) {
         fused += attn_variant_table[i]->family == ATTN_FAMILY_ONLINE;
         tensor += attn_variant_table[i]->roof != ATTN_ROOF_FMA;
+        tensor += attn_variant_table[i]->roof == ATTN_ROOF_BF16_AMX; /* and vs torch bf16 */
     }
     char *empty = report(NULL, 0), want[64];
     snprintf(want, sizeof want, "perf-targets: %s of 1 met (%d not measured)",
@@ -777,6 +778,39 @@ static preset_cells list_cells(attn_perf_preset p, int all)
     else
         pc.n = 0;
     return pc;
+}
+
+/* AMX tiles against the torch peer's bf16 row: >= 2x, from the rounds the
+ * peer alternated with that variant, else the two medians (apart). */
+static void check_tensor_peer(check_tally *t)
+{
+    const attn_variant *amx = NULL;
+    for (int i = 0; i < attn_variant_table_size; i++)
+        if (attn_variant_table[i]->roof == ATTN_ROOF_BF16_AMX)
+            amx = attn_variant_table[i];
+    if (!amx) {
+        CHECK(t, 1, "no AMX variant in the table");
+        return;
+    }
+    attn_result_row rows[4];
+    int n = 0;
+    rows[n++] = typed(pre(amx->name, 4096, 128, 0, 2, 4e7, 20.0), &BF16);
+    attn_result_row torch = typed(pre("torch", 4096, 128, 0, 2, 6e7, 10.0), &BF16);
+    rows[n++] = peer(torch, amx->name, 2.5e7); /* paired: 60 / 25 ms */
+    rows[n++] = typed(pre(amx->name, 4096, 64, 0, 2, 3e7, 20.0), &BF16);
+    rows[n++] = peer(typed(pre("torch", 4096, 64, 0, 2, 4.5e7, 10.0), &BF16), "avx512", 1e7);
+    char *r = report(rows, n), what[96];
+    snprintf(what, sizeof what, "%s vs torch bf16, n=4096 h8 d128, 2 threads", amx->name);
+    CHECK(t, line_has(r, what, OK) && line_says(r, what, "2.40x (25 vs 60 ms, alternating rounds)"),
+          "the paired ratio, 2.4x, meets 2x\n%s", r);
+    snprintf(what, sizeof what, "%s vs torch bf16, n=4096 h8 d64, 2 threads", amx->name);
+    CHECK(t, line_has(r, what, MISS) && line_says(r, what, "1.50x (30 vs 45 ms, apart)"),
+          "paired with another variant: the two medians, apart, 1.5x misses\n%s", r);
+    free(r);
+    char *none = report(rows, 1);
+    snprintf(what, sizeof what, "%s vs torch bf16, n=4096 h8 d128, 2 threads", amx->name);
+    CHECK(t, line_has(none, what, NONE), "no torch row: not measured\n%s", none);
+    free(none);
 }
 
 /* A bf16 tensor path against the fastest fused variant in f32: >= 1.8x
@@ -1046,10 +1080,13 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
                     bw ? "bandwidth" : "fma");
             rows[n++] = typed(r, &c->types);
         }
-        if (attn_types_all_f32(&c->types))
-            rows[n++] = peer(row("torch", s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k,
-                                 s->causal, c->threads, 4 * ns, 50.0, bw ? "bandwidth" : "fma"),
-                             "avx2", ns);
+        if (attn_types_all_f32(&c->types) ||
+            (c->types.q == ATTN_BF16 && c->types.kv == ATTN_BF16 && c->types.o == ATTN_BF16))
+            rows[n++] =
+                typed(peer(row("torch", s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k, s->causal,
+                               c->threads, 4 * ns, 50.0, bw ? "bandwidth" : "fma"),
+                           "avx2", ns),
+                      &c->types);
     }
     int met = 0, evaluated = 0;
     char *r = report_at(rows, n, all, &met, &evaluated);
@@ -1085,6 +1122,7 @@ int main(int argc, char **argv)
     check_peers(&t);
     check_low_precision(&t);
     check_tensor(&t);
+    check_tensor_peer(&t);
     const int alls[] = {1, 2, 3, 8};
     for (int i = 0; i < 4; i++) {
         preset_has_cells(&t, alls[i]);

@@ -45,12 +45,14 @@ if [[ $mode == fake ]]; then
     FAKE_PEER_MODE=skipper run skipper --peers onnxruntime --peer-python sh --peer-worker "$extra"
     check "a peer that cannot do the problem: skipped with its reason" rows skipper.csv \
         'len(peer) == 3 and all(r["status"] == "skipped" and r["reason"] for r in peer)'
-    FAKE_PEER_MODE=fake run typed --peers torch --peer-python sh --peer-worker "$extra" --dtype f32,bf16
-    check "peers run f32 only: a bf16 cell is a skipped peer row saying so" rows typed.csv \
-        'len(peer) == 6 and all((r["status"] == "skipped" and r["reason"] == "peers run float32 only") == (r["q_dtype"] == "bf16") for r in peer)'
+    FAKE_PEER_MODE=fake run typed --peers torch --peer-python sh --peer-worker "$extra" --dtype f32,bf16,f16,bf16kv
+    check "peers run f32 and all-bf16 cells: f16 and mixed cells are skipped peer rows saying so" rows typed.csv \
+        'len(peer) == 12 and all((r["status"] == "skipped" and r["reason"] == "peers run float32 or bfloat16 (Q, K/V and O in one type)") == (r["q_dtype"] == "f16" or r["q_dtype"] != r["kv_dtype"]) for r in peer)'
+    check "a bf16 cell reaches the peer, which answers for itself" rows typed.csv \
+        'sum(r["q_dtype"] == r["kv_dtype"] == "bf16" for r in peer) == 3 and all(r["status"] == "skipped" and "fake worker does f32 only" in r["reason"] for r in peer if r["q_dtype"] == r["kv_dtype"] == "bf16")'
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=9
+    total=10
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0
