@@ -139,7 +139,8 @@ static void peer_row_init(attn_result_row *row, const char *peer, const attn_per
     row->threads = pc->threads;
     snprintf(row->limit, sizeof row->limit, "%s",
              attn_perf_bandwidth_bound(&pc->shape) ? "bandwidth" : "fma");
-    row->peak_gflops = attn_peak_fma_for(pk, pc->threads);
+    row->peak_gflops = attn_peak_roof_for(
+        pk, attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads), pc->threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, pc->threads);
     snprintf(row->roof_source, sizeof row->roof_source, "run");
 }
@@ -290,11 +291,14 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
 
 /* The roof probe of a peer's cell: the read roof (decode) or the fp32
  * FMA roof (the peers run f32). NULL: --roof run, or not measurable. */
-static const attn_roof_probe *peer_roof(matrix_roofs *roofs, const attn_perf_case *pc)
+static const attn_roof_probe *peer_roof(matrix_roofs *roofs, const attn_peak *pk,
+                                        const attn_perf_case *pc)
 {
-    return roofs ? matrix_roofs_get(roofs, attn_perf_bandwidth_bound(&pc->shape), ATTN_ROOF_FMA,
-                                    pc->threads, NULL)
-                 : NULL;
+    return roofs
+               ? matrix_roofs_get(roofs, attn_perf_bandwidth_bound(&pc->shape),
+                                  attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads),
+                                  pc->threads, NULL)
+               : NULL;
 }
 
 static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_results_file *rf)
@@ -345,7 +349,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
-                              peer_roof(roofs, &cases[ci]), &row);
+                              peer_roof(roofs, pk, &cases[ci]), &row);
             if (emit(ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
                 return -1;

@@ -389,6 +389,19 @@ double attn_peak_roof_for(const attn_peak *pk, attn_roof roof, int threads)
     }
 }
 
+attn_roof attn_peak_highest_roof(const attn_peak *pk, int bf16, int threads)
+{
+    attn_roof best = ATTN_ROOF_FMA;
+    static const attn_roof tensor[] = {ATTN_ROOF_BF16_AVX512, ATTN_ROOF_BF16_AMX};
+    for (size_t i = 0; bf16 && i < sizeof tensor / sizeof tensor[0]; i++) {
+        const double g = attn_peak_roof_for(pk, tensor[i], threads),
+                     now = attn_peak_roof_for(pk, best, threads);
+        if (isfinite(g) && (!isfinite(now) || g > now))
+            best = tensor[i];
+    }
+    return best;
+}
+
 double attn_peak_read_for(const attn_peak *pk, int threads)
 {
     int ti = attn_peak_index(pk, threads);

@@ -106,6 +106,13 @@ double attn_peak_read_for(const attn_peak *pk, int threads);
 /* The compute roof a variant declares (variant.h, attn_roof) at a thread
  * count: the FMA peak above, or a bf16 one; NaN when not measured. */
 double attn_peak_roof_for(const attn_peak *pk, attn_roof roof, int threads);
+
+/* The highest compute roof pk holds at `threads` among those a library may
+ * run: the FMA peak, and for bf16 tensors also vdpbf16ps and AMX where
+ * measured (a peer's row: a framework takes what its GEMMs find; PyTorch's
+ * bf16 attention ran at 2.6x the FMA peak on a Sapphire Rapids, on AMX
+ * tiles through oneDNN). ATTN_ROOF_FMA when nothing is higher. */
+attn_roof attn_peak_highest_roof(const attn_peak *pk, int bf16, int threads);
 /* Name of the best ISA the CPU runs that has a figure. */
 const char *attn_peak_best_isa(const attn_peak *pk);
 

@@ -128,5 +128,23 @@ int main(void)
               "malformed JSON accepted: %s", err);
         remove(path);
     }
+    /* A peer's roof: FMA in f32; in bf16 the highest measured. */
+    attn_peak fake;
+    memset(&fake, 0, sizeof fake);
+    fake.n_threads = 1;
+    fake.threads[0] = 2;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        fake.fma_gflops[i][0] = 490.0;
+    fake.bf16_gflops[ATTN_BF16_AVX512][0] = 246.0; /* half the FMA rate */
+    fake.bf16_gflops[ATTN_BF16_AMX][0] = 7500.0;
+    CHECK(&t, attn_peak_highest_roof(&fake, 0, 2) == ATTN_ROOF_FMA, "f32: the FMA roof");
+    CHECK(&t, attn_peak_highest_roof(&fake, 1, 2) == ATTN_ROOF_BF16_AMX,
+          "bf16: AMX's, the highest");
+    fake.bf16_gflops[ATTN_BF16_AMX][0] = NAN; /* no AMX */
+    CHECK(&t, attn_peak_highest_roof(&fake, 1, 2) == ATTN_ROOF_FMA,
+          "bf16 without AMX, vdpbf16ps below the FMA peak: the FMA roof");
+    fake.bf16_gflops[ATTN_BF16_AVX512][0] = 980.0; /* Zen 4: twice the FMA rate */
+    CHECK(&t, attn_peak_highest_roof(&fake, 1, 2) == ATTN_ROOF_BF16_AVX512,
+          "vdpbf16ps above the FMA peak: its roof");
     return check_report("peak", &t);
 }
