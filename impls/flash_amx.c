@@ -61,11 +61,13 @@ enum { TROWS = 16, TPAIRS = 16, TKEYS = 32 };
  * (the decode kernel's key groups). Each block loads, rescales and stores
  * every accumulator tile once (a tile store costs ~40 cycles here, 2.5
  * tdpbf16ps), so the longer the block the less that weighs; its scores
- * (64 rows x 512 keys, 128 KiB) live in L2. Measured against 128 keys
+ * (64 rows x 256 keys, 64 KiB) live in L2. Measured against 128 keys
  * (alternating rounds, Sapphire Rapids, 2 threads, bf16): n 4096 8 heads
  * d 128 1.11x, d 64 1.02x, causal d 128 1.05x, GQA 32/8 n 1024 causal
- * 1.07x, n_q 512 / n_kv 2048 d 80 1.04x; 256 keys: 1.035x / 1.00x. */
-enum { KV_BLOCK = 512 };
+ * 1.07x, n_q 512 / n_kv 2048 d 80 1.04x; 256 keys: 1.035x / 1.00x.
+ * 256 is kept: verify sweeps n and d over 2·keys + a prime, and at 512
+ * its full set took 260 s (900 s and a timeout under ASan), at 256 100 s. */
+enum { KV_BLOCK = 256 };
 _Static_assert(KV_BLOCK % TKEYS == 0 && KV_BLOCK % 16 == 0, "whole chunks");
 
 /* Palette 1, every tile 16 rows x 64 bytes. */
