@@ -8,27 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "amx_tiles.h"
 #include "peak_kernels.h"
-
-/* The tile configuration (palette 1): every tile 16 rows x 64 bytes. */
-typedef struct tile_config {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} tile_config;
-
-static void configure(int tiles)
-{
-    tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < tiles; t++) {
-        cfg.colsb[t] = 64;
-        cfg.rows[t] = 16;
-    }
-    _tile_loadconfig(&cfg);
-}
 
 /* bf16 2^-16 everywhere: each product pair adds 2^-31, no overflow. */
 static void fill_operands(uint16_t *buf)
@@ -42,7 +23,7 @@ float attn_peak_tile_amx_2x2(long rounds)
     uint16_t ab[16 * 32] __attribute__((aligned(64)));
     float out[16 * 16] __attribute__((aligned(64)));
     fill_operands(ab);
-    configure(8);
+    attn_amx_configure(8);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -67,7 +48,7 @@ float attn_peak_tile_amx_1x2(long rounds)
     uint16_t ab[16 * 32] __attribute__((aligned(64)));
     float out[16 * 16] __attribute__((aligned(64)));
     fill_operands(ab);
-    configure(5);
+    attn_amx_configure(5);
     _tile_zero(0);
     _tile_zero(1);
     _tile_loadd(2, ab, 64);

@@ -45,6 +45,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "amx_tiles.h"
 #include "cpu_features.h"
 #include "flash_avx512_decode.h"
 #include "flash_driver.h"
@@ -69,26 +70,6 @@ enum { TROWS = 16, TPAIRS = 16, TKEYS = 32 };
  * its full set took 260 s (900 s and a timeout under ASan), at 256 100 s. */
 enum { KV_BLOCK = 256 };
 _Static_assert(KV_BLOCK % TKEYS == 0 && KV_BLOCK % 16 == 0, "whole chunks");
-
-/* Palette 1, every tile 16 rows x 64 bytes. */
-typedef struct tile_config {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} tile_config;
-
-static void configure_tiles(void)
-{
-    tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++) {
-        cfg.colsb[i] = 64;
-        cfg.rows[i] = TROWS;
-    }
-    _tile_loadconfig(&cfg);
-}
 
 /* ---- staging ----------------------------------------------------------- */
 
@@ -369,7 +350,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     __m512 bmax[MAX_VECTORS], alpha[MAX_VECTORS];
     for (int v = 0; v < nv; v++)
         bmax[v] = _mm512_set1_ps(-INFINITY);
-    configure_tiles();
+    attn_amx_configure(8);
     if (t->q_type == ATTN_BF16) {
         tile_scores(t, j0, nb);
         scale_scores(t, j0, nb, nv, masked, bmax);
@@ -412,13 +393,6 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
 /* One copy per row-vector count and mask flag: flash_blocks. */
 #include "flash_block_instances.h"
 
-/* The decode kernel (avx512_bf16's) reads bf16 K/V itself. */
-static int amx_few_reads(int32_t kv_type)
-{
-    (void)kv_type;
-    return 1;
-}
-
 static const flash_geometry amx_geometry = {
     .lanes = LANES,
     .max_rows = LANES * MAX_VECTORS,
@@ -426,7 +400,7 @@ static const flash_geometry amx_geometry = {
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_bf16_decode_kernel,
-    .few_reads = amx_few_reads,
+    .few_reads = attn_avx512_bf16_decode_reads,
     .stage = amx_stage,
     .pack_q = bf16_pack_q,
 };

@@ -86,13 +86,6 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
 /* One copy per row-vector count and mask flag: flash_blocks. */
 #include "flash_block_instances.h"
 
-/* The decode kernel reads bf16 K/V itself. */
-static int bf16_few_reads(int32_t kv_type)
-{
-    (void)kv_type;
-    return 1;
-}
-
 static const flash_geometry bf16_geometry = {
     .lanes = LANES,
     .max_rows = LANES * MAX_VECTORS,
@@ -100,7 +93,7 @@ static const flash_geometry bf16_geometry = {
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_bf16_decode_kernel,
-    .few_reads = bf16_few_reads,
+    .few_reads = attn_avx512_bf16_decode_reads,
     .stage = bf16_stage,
     .pack_q = bf16_pack_q,
 };

@@ -65,3 +65,9 @@ void attn_avx512_bf16_decode_kernel(const flash_tile *t)
     else
         attn_avx512_decode_kernel(t);
 }
+
+int attn_avx512_bf16_decode_reads(int32_t kv_type)
+{
+    (void)kv_type;
+    return 1;
+}

@@ -15,5 +15,8 @@ void attn_avx512_decode_kernel(const flash_tile *t);
  * bf16, P·V on vdpbf16ps), any other tile as attn_avx512_decode_kernel;
  * call only with AVX512F, AVX512BW and AVX512_BF16. */
 void attn_avx512_bf16_decode_kernel(const flash_tile *t);
+/* Its geometry's few_reads: it reads bf16 K/V itself (the only type its
+ * variants take). */
+int attn_avx512_bf16_decode_reads(int32_t kv_type);
 
 #endif

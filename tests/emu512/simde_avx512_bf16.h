@@ -77,5 +77,6 @@ static inline simde__m512bh attn_emu_cvtne2ps_pbh(simde__m512 a, simde__m512 b)
 /* The emulated copies beside the library's own. */
 #define attn_variant_avx512_bf16 attn_variant_avx512_bf16_emu
 #define attn_avx512_bf16_decode_kernel attn_avx512_bf16_decode_kernel_emu
+#define attn_avx512_bf16_decode_reads attn_avx512_bf16_decode_reads_emu
 
 #endif
