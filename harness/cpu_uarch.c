@@ -3,8 +3,7 @@
  * table; ranges where AMD assigns model blocks per product line. */
 #include "cpu_uarch.h"
 
-#include "cpu_features.h"
-
+#include <cpuid.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,27 +85,99 @@ int attn_cpu_uarch(const char *vendor, int family, int model, char *out, size_t 
     return 0;
 }
 
-/* The Intel uarchs of the table with AMX. */
-static int has_amx(const char *uarch)
+uint32_t attn_cpu_uarch_decode_leaf7(uint32_t edx0, uint32_t eax1)
 {
-    static const char *const amx[] = {"sapphirerapids", "emeraldrapids", "graniterapids"};
-    for (size_t i = 0; i < sizeof amx / sizeof amx[0]; i++)
-        if (strcmp(uarch, amx[i]) == 0)
+    uint32_t f = 0;
+    if (edx0 & (1u << 24))
+        f |= ATTN_UARCH_AMX_TILE;
+    if (edx0 & (1u << 22))
+        f |= ATTN_UARCH_AMX_BF16;
+    if (edx0 & (1u << 23))
+        f |= ATTN_UARCH_AVX512_FP16;
+    if (eax1 & (1u << 5))
+        f |= ATTN_UARCH_AVX512_BF16;
+    if (eax1 & (1u << 21))
+        f |= ATTN_UARCH_AMX_FP16;
+    return f;
+}
+
+uint32_t attn_cpu_uarch_features(void)
+{
+    unsigned a, b, c, d, eax1 = 0;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    if (a >= 1) { /* leaf 7's EAX: its highest subleaf */
+        unsigned b1, c1, d1;
+        __cpuid_count(7, 1, eax1, b1, c1, d1);
+        (void)b1, (void)c1, (void)d1;
+    }
+    return attn_cpu_uarch_decode_leaf7(d, eax1);
+}
+
+/* Each feature that tells Intel uarchs apart, the table's uarchs that can
+ * have it, and what a CPU that has it is named when the table's uarch
+ * cannot: checked in order, the first contradicted feature names the CPU
+ * and the note. */
+static const struct {
+    uint32_t bits; /* any of them */
+    const char *what;
+    const char *can_have[6];
+    const char *named;
+} feature_uarchs[] = {
+    {ATTN_UARCH_AMX_TILE | ATTN_UARCH_AMX_BF16,
+     "AMX",
+     {"sapphirerapids", "emeraldrapids", "graniterapids"},
+     "sapphirerapids"},
+    {ATTN_UARCH_AMX_FP16, "AMX-FP16", {"graniterapids"}, "graniterapids"},
+    {ATTN_UARCH_AVX512_FP16,
+     "AVX512_FP16",
+     {"sapphirerapids", "emeraldrapids", "graniterapids", "alderlake"},
+     "sapphirerapids"},
+    {ATTN_UARCH_AVX512_BF16,
+     "AVX512_BF16",
+     {"sapphirerapids", "emeraldrapids", "graniterapids", "skylake-server", "alderlake"},
+     "skylake-server"},
+};
+
+/* The uarch the features name (the table above's order of precedence). */
+static const char *named_from(uint32_t features)
+{
+    if (features & ATTN_UARCH_AMX_FP16)
+        return "graniterapids";
+    for (size_t i = 0; i < sizeof feature_uarchs / sizeof feature_uarchs[0]; i++)
+        if (features & feature_uarchs[i].bits)
+            return feature_uarchs[i].named;
+    return NULL;
+}
+
+static int can_have(const char *const *uarchs, size_t n, const char *uarch)
+{
+    for (size_t i = 0; i < n && uarchs[i]; i++)
+        if (strcmp(uarchs[i], uarch) == 0)
             return 1;
     return 0;
 }
 
-int attn_cpu_uarch_checked(const char *vendor, int family, int model, uint32_t detected, char *out,
+int attn_cpu_uarch_checked(const char *vendor, int family, int model, uint32_t features, char *out,
                            size_t cap, char *note, size_t note_cap)
 {
     const int known = attn_cpu_uarch(vendor, family, model, out, cap);
     if (note_cap)
         note[0] = '\0';
-    if (known && strcmp(attn_cpu_vendor_short(vendor), "intel") == 0 &&
-        (detected & ATTN_CPU_AMX_TILE) && !has_amx(out)) {
-        snprintf(note, note_cap,
-                 "CPUID's model %d says %s, which has no AMX: named from the features", model, out);
-        snprintf(out, cap, "sapphirerapids");
+    if (!known || strcmp(attn_cpu_vendor_short(vendor), "intel") != 0)
+        return known;
+    for (size_t i = 0; i < sizeof feature_uarchs / sizeof feature_uarchs[0]; i++) {
+        const size_t n = sizeof feature_uarchs[i].can_have / sizeof feature_uarchs[i].can_have[0];
+        if (!(features & feature_uarchs[i].bits) || can_have(feature_uarchs[i].can_have, n, out))
+            continue;
+        const char *named = named_from(features);
+        if (note_cap)
+            snprintf(note, note_cap,
+                     "CPUID's model %d says %s, which has no %s: named from the features", model,
+                     out, feature_uarchs[i].what);
+        snprintf(out, cap, "%s", named);
+        break;
     }
     return known;
 }

@@ -32,8 +32,10 @@ void attn_machine_read(attn_machine *m)
     m->family = cpu->family;
     m->model_id = cpu->model_id;
     m->stepping = cpu->stepping;
-    attn_cpu_uarch_checked(cpu->vendor, cpu->family, cpu->model_id, cpu->detected, m->uarch,
-                           sizeof m->uarch, m->uarch_note, sizeof m->uarch_note);
+    /* The CPUID features themselves, not cpu->features: the uarch (and the
+     * slug's folder) stays what it is under ATTN_CPU_MASK. */
+    attn_cpu_uarch_checked(cpu->vendor, cpu->family, cpu->model_id, attn_cpu_uarch_features(),
+                           m->uarch, sizeof m->uarch, m->uarch_note, sizeof m->uarch_note);
     m->isa = best_fma_isa();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     m->cores = cores > 0 ? (int)cores : 1;

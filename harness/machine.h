@@ -22,7 +22,8 @@ typedef struct attn_machine {
 void attn_machine_read(attn_machine *m);
 
 /* "<vendor>-<uarch>-<isa>-<cores>c": vendor "amd", "intel" or "unknown";
- * uarch from the family/model table (cpu_uarch.h); isa the best FMA ISA.
+ * uarch from the family/model table, checked against the CPUID features
+ * (attn_cpu_uarch_checked, cpu_uarch.h); isa the best FMA ISA.
  * Two machines that differ in any of them land in different folders. */
 void attn_machine_slug(const char *vendor, const char *uarch, const char *isa, int cores, char *out,
                        size_t cap);
