@@ -92,19 +92,28 @@ int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, in
 }
 
 /* Narrow K/V in the block kernels: each staged (widened) key block serves
- * up to FLASH_GROUP_TILES query tiles of its head before the next block
- * is widened, so the widening costs 1/group of what a block per tile
- * would (a 32-row tile at d = 128 spent ~7 % of its time widening).
- * A geometry with f32_groups shares f32 blocks (read in place) the same
- * way. Groups only while there are units enough for every thread (4 per
- * thread: the schedule's balance); the rows' results are the same
- * bits whatever the group (test_threads: 1 thread against 16). */
-enum { FLASH_GROUP_TILES = 4 };
+ * a group of query tiles of its head before the next block is widened, so
+ * the widening costs 1/group of what a block per tile would (a 32-row
+ * tile at d = 128 spent ~7 % of its time widening). A geometry with
+ * f32_groups shares f32 blocks (read in place) the same way. The group is
+ * what fits beside the block in L2 (flash_group_tiles), and groups only
+ * while there are units enough for every thread (4 per thread: the
+ * schedule's balance); the rows' results are the same bits whatever the
+ * group (test_threads: 1 thread against 16). */
+int32_t flash_group_tiles(int64_t l2, int32_t rows, int32_t d_k, int32_t d_v)
+{
+    const int64_t tile_bytes = ((int64_t)d_k + d_v) * rows * (int64_t)sizeof(float);
+    int32_t group = FLASH_GROUP_TILES_MAX;
+    while (group > 1 && group * tile_bytes > l2 / 2)
+        group /= 2;
+    return group;
+}
 
-static int32_t choose_group(const attn_problem *p, int64_t heads, int64_t tiles_per_head)
+static int32_t choose_group(const attn_problem *p, int64_t heads, int64_t tiles_per_head,
+                            int32_t rows)
 {
     const int64_t threads = p->threads > 0 ? p->threads : 1;
-    int32_t group = FLASH_GROUP_TILES;
+    int32_t group = flash_group_tiles(attn_cpu()->l2_bytes, rows, p->shape.d_k, p->shape.d_v);
     while (group > 1 &&
            (group > tiles_per_head || heads * ceil_div(tiles_per_head, group) < 4 * threads))
         group /= 2;
@@ -145,7 +154,7 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     const int direct = pl->few && g->few_reads && g->few_reads(p->types.kv);
     const int staged = p->types.kv != ATTN_F32 && !direct;
     pl->group = (staged || g->f32_groups) && !pl->few && pl->splits == 1
-                    ? choose_group(p, (int64_t)s->batch * s->heads_kv, pl->tiles_per_head)
+                    ? choose_group(p, (int64_t)s->batch * s->heads_kv, pl->tiles_per_head, pl->rows)
                     : 1;
     pl->groups_per_head = ceil_div(pl->tiles_per_head, pl->group);
     pl->units = pl->group > 1 ? (int64_t)s->batch * s->heads_kv * pl->groups_per_head
@@ -556,8 +565,8 @@ static void run_group(const attn_problem *p, const flash_geometry *g, const flas
     const int64_t first = head * pl->tiles_per_head + (unit % pl->groups_per_head) * pl->group;
     const int64_t left = (head + 1) * pl->tiles_per_head - first;
     const int32_t n = (int32_t)(left < pl->group ? left : pl->group);
-    task_rows t[FLASH_GROUP_TILES];
-    flash_tile tile[FLASH_GROUP_TILES];
+    task_rows t[FLASH_GROUP_TILES_MAX];
+    flash_tile tile[FLASH_GROUP_TILES_MAX];
     int32_t kv_end = 0;
     for (int32_t i = 0; i < n; i++) {
         tile[i] =

@@ -1,5 +1,6 @@
 /* Key blocks from the caches and the head size (flash_key_block in
- * flash_driver.c, avx512's caps in flash_avx512_tiles.h), the cache sizes
+ * flash_driver.c, avx512's caps in flash_avx512_tiles.h), the groups of
+ * tiles that share a staged block (flash_group_tiles), the cache sizes
  * behind them (attn_cpu_decode_caches on CPUID descriptor tables of three
  * machines), and avx512's results at the edges of the blocks this machine
  * picks: a decode or prefill whose keys end one short of, at, and one past
@@ -93,6 +94,55 @@ static void check_rule(check_tally *t)
                 prev = k;
             }
         }
+}
+
+/* Tiles a staged key block is shared by (flash_group_tiles): by hand,
+ * the largest power of two up to 16 whose (d_k + d_v) x rows floats a
+ * tile fit half of L2. */
+static void check_groups(check_tally *t)
+{
+    static const struct {
+        const char *machine;
+        int64_t l2;
+        int32_t rows, d_k, d_v, want;
+    } g[] = {
+        /* 64 KiB a tile at d 128: 1 MiB / 64 KiB = 16. */
+        {"spr", 2048 * KIB, 64, 128, 128, 16},
+        {"spr", 2048 * KIB, 64, 64, 64, 16},
+        /* 128 KiB a tile at d 256: 8. */
+        {"spr", 2048 * KIB, 64, 256, 256, 8},
+        {"zen4", 1024 * KIB, 64, 128, 128, 8},
+        {"zen4", 1024 * KIB, 64, 64, 64, 16},
+        /* d_k 192 / d_v 128 at 32 rows: 40 KiB a tile, 512 KiB / 40 KiB = 12.8 -> 8. */
+        {"zen4", 1024 * KIB, 32, 192, 128, 8},
+        {"zen3", 512 * KIB, 64, 128, 128, 4},
+        /* A tile wider than half of L2: one tile, never 0. */
+        {"default", ATTN_CPU_DEFAULT_L2, 64, 4096, 4096, 1},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        int32_t got = flash_group_tiles(g[i].l2, g[i].rows, g[i].d_k, g[i].d_v);
+        CHECK(t, got == g[i].want, "%s, %d rows, d_k %d d_v %d: groups of %d tiles, want %d",
+              g[i].machine, g[i].rows, g[i].d_k, g[i].d_v, got, g[i].want);
+    }
+    /* Over a sweep: a power of two in [1, 16] whose tiles fit half of L2
+     * unless it is 1, never more for a wider head or a smaller cache. */
+    const int64_t l2s[] = {256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB};
+    for (size_t c = 0; c < 4; c++) {
+        int32_t prev = 1 << 30;
+        for (int32_t d = 16; d <= 1024; d += 16) {
+            int32_t n = flash_group_tiles(l2s[c], 64, d, d);
+            const int64_t bytes = (int64_t)n * 64 * 2 * d * 4;
+            CHECK(t,
+                  n >= 1 && n <= FLASH_GROUP_TILES_MAX && (n & (n - 1)) == 0 &&
+                      (n == 1 || bytes <= l2s[c] / 2) && n <= prev,
+                  "L2 %lld KiB, d %d: groups of %d (the d before: %d)", (long long)(l2s[c] >> 10),
+                  d, n, prev);
+            if (c > 0)
+                CHECK(t, flash_group_tiles(l2s[c - 1], 64, d, d) <= n,
+                      "d %d: a larger group on the smaller L2", d);
+            prev = n;
+        }
+    }
 }
 
 /* A CPUID deterministic-cache table: EAX, EBX, ECX per subleaf, then type 0. */
@@ -201,6 +251,7 @@ int main(void)
 {
     check_tally t = {0};
     check_rule(&t);
+    check_groups(&t);
     check_decode(&t);
     check_edges(&t);
     return check_report("key_blocks", &t);
