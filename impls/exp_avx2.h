@@ -59,14 +59,10 @@ static const float attn_exp_table_lo[8] = {
     0x1.9fcef4p-90f, 0x1.15506ep-91f,  -0x1.a94b14p-90f, -0x1.822dbcp-91f,
 };
 
-/* e^x for 8 floats, x <= 40 (see above). The clamps keep NaN (MAXPS/MINPS
- * return the second operand when either is NaN: NaN·2^k is NaN); -inf
- * gives 0. */
-static inline __m256 attn_exp_avx2(__m256 x)
+/* e^x from x already clamped to [-110, 40]. */
+static inline __m256 attn_exp_avx2_clamped(__m256 x)
 {
     const __m256 round_n = _mm256_set1_ps(0x1.8p23f + 191.0f * 8.0f); /* ulp 1 */
-    x = _mm256_max_ps(_mm256_set1_ps(attn_exp_x_min), x);
-    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
     __m256 f = _mm256_fmadd_ps(x, _mm256_set1_ps(attn_exp_8_over_ln2), round_n);
     __m256 n = _mm256_sub_ps(f, round_n); /* exact */
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(attn_exp_ln2_8_hi), x);
@@ -83,6 +79,29 @@ static inline __m256 attn_exp_avx2(__m256 x)
     __m256 scale = _mm256_castsi256_ps(
         _mm256_and_si256(_mm256_slli_epi32(bits, 20), _mm256_set1_epi32((int)0xff800000u)));
     return _mm256_mul_ps(y, scale);
+}
+
+/* e^x for 8 floats, x <= 40 (see above). The clamps keep NaN (MAXPS/MINPS
+ * return the second operand when either is NaN: NaN·2^k is NaN); -inf
+ * gives 0. */
+static inline __m256 attn_exp_avx2(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_set1_ps(attn_exp_x_min), x);
+    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
+    return attn_exp_avx2_clamped(x);
+}
+
+/* attn_exp_avx2 for a block with hidden keys (-inf scores): the same bits
+ * for every x, but a lane below the clamp is computed from 0 and then
+ * zeroed, instead of from -110, whose last multiply underflows (a
+ * microcode assist on Intel cores: exp_avx512.h, attn_exp_avx512_hidden).
+ * Two instructions more, so only blocks with a mask use it. */
+static inline __m256 attn_exp_avx2_hidden(__m256 x)
+{
+    const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(attn_exp_x_min), _CMP_LT_OQ);
+    x = _mm256_andnot_ps(low, x);
+    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
+    return _mm256_andnot_ps(low, attn_exp_avx2_clamped(x));
 }
 
 #endif

@@ -1,7 +1,8 @@
 /* exp_avx512.h — the AVX-512F vector exps, each defined once for the
  * kernels, tests/test_exp (through exp_avx512.c) and harness/peak_avx512.c:
  * attn_exp_avx512 (full accuracy) and attn_exp_avx512_bf16p (for weights
- * rounded to bf16 next). Include only from files compiled with -mavx512f
+ * rounded to bf16 next), each with a _hidden twin of the same bits for
+ * blocks whose scores hold -inf. Include only from files compiled with -mavx512f
  * -mfma. */
 #ifndef ATTN_EXP_AVX512_H
 #define ATTN_EXP_AVX512_H
@@ -30,11 +31,11 @@ static const float attn_exp16_table[16] = {
     0x1.ae89fap+0f, 0x1.c199bep+0f, 0x1.d5818ep+0f, 0x1.ea4afap+0f,
 };
 
-static inline __m512 attn_exp_avx512(__m512 x)
+/* e^x from x already clamped, the lanes of `keep` (the others 0: vscalefps
+ * zeroes them). */
+static inline __m512 attn_exp_avx512_kept(__m512 x, __mmask16 keep)
 {
     const __m512 magic = _mm512_set1_ps(0x1.8p19f); /* ulp 1/16 */
-    x = _mm512_max_ps(_mm512_set1_ps(attn_exp_x_min), x);
-    x = _mm512_min_ps(_mm512_set1_ps(attn_exp_x_max), x);
     __m512 f = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), magic);
     __m512 n = _mm512_sub_ps(f, magic); /* k/16, exact */
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e430p-1f), x);
@@ -42,7 +43,31 @@ static inline __m512 attn_exp_avx512(__m512 x)
     __m512 t = _mm512_permutexvar_ps(_mm512_castps_si512(f), _mm512_loadu_ps(attn_exp16_table));
     __m512 c = _mm512_fmadd_ps(_mm512_set1_ps(0x1.555556p-3f), r, _mm512_set1_ps(0.5f));
     __m512 em1 = _mm512_fmadd_ps(_mm512_mul_ps(r, r), c, r);
-    return _mm512_scalef_ps(_mm512_fmadd_ps(t, em1, t), n);
+    __m512 y = _mm512_fmadd_ps(t, em1, t);
+    return keep == 0xffff ? _mm512_scalef_ps(y, n) : _mm512_maskz_scalef_ps(keep, y, n);
+}
+
+static inline __m512 attn_exp_avx512(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_set1_ps(attn_exp_x_min), x);
+    x = _mm512_min_ps(_mm512_set1_ps(attn_exp_x_max), x);
+    return attn_exp_avx512_kept(x, 0xffff);
+}
+
+/* attn_exp_avx512 for a block with hidden keys, whose scores are -inf:
+ * the same bits for every x, but a lane below the clamp is not computed
+ * (its input becomes 0 and vscalefps zeroes it) instead of being clamped
+ * to e^-110, which underflows. On a Sapphire Rapids an exp whose lanes
+ * underflow takes a microcode assist: the causal diagonal's hidden keys
+ * made amx's masked blocks several times dearer per key than its open
+ * ones. One compare more, so only blocks with a mask use it (measured on
+ * every block, amx non-causal paid 0.97x). */
+static inline __m512 attn_exp_avx512_hidden(__m512 x)
+{
+    const __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(attn_exp_x_min), _CMP_LT_OQ);
+    x = _mm512_mask_mov_ps(x, low, _mm512_setzero_ps());
+    x = _mm512_min_ps(_mm512_set1_ps(attn_exp_x_max), x);
+    return attn_exp_avx512_kept(x, (__mmask16)~low);
 }
 
 /* e^x for weights that are rounded to bf16 next (avx512_bf16's P, the
@@ -75,10 +100,9 @@ static const float attn_exp32_table[32] = {
     0x1.ea4afap+0f, 0x1.f50766p+0f,
 };
 
-static inline __m512 attn_exp_avx512_bf16p(__m512 x)
+static inline __m512 attn_exp_avx512_bf16p_kept(__m512 x, __mmask16 keep)
 {
     const __m512 magic = _mm512_set1_ps(0x1.8p18f); /* ulp 1/32 */
-    x = _mm512_max_ps(_mm512_set1_ps(attn_exp_x_min), x);
     __m512 f = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), magic);
     __m512 n = _mm512_sub_ps(f, magic); /* k/32, exact */
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e430p-1f), x);
@@ -87,7 +111,23 @@ static inline __m512 attn_exp_avx512_bf16p(__m512 x)
                                       _mm512_loadu_ps(attn_exp32_table + 16));
     /* e^r - 1 = r·(c1 + c2·r); t·e^r = t + (t·r)·(c1 + c2·r): 1 at r = 0. */
     __m512 c = _mm512_fmadd_ps(_mm512_set1_ps(0x1.000006p-1f), r, _mm512_set1_ps(0x1.0000f6p+0f));
-    return _mm512_scalef_ps(_mm512_fmadd_ps(_mm512_mul_ps(t, r), c, t), n);
+    __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(t, r), c, t);
+    return keep == 0xffff ? _mm512_scalef_ps(y, n) : _mm512_maskz_scalef_ps(keep, y, n);
+}
+
+static inline __m512 attn_exp_avx512_bf16p(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_set1_ps(attn_exp_x_min), x);
+    return attn_exp_avx512_bf16p_kept(x, 0xffff);
+}
+
+/* attn_exp_avx512_bf16p for a block with hidden keys: the same bits, the
+ * lanes below the clamp not computed (attn_exp_avx512_hidden says why). */
+static inline __m512 attn_exp_avx512_bf16p_hidden(__m512 x)
+{
+    const __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(attn_exp_x_min), _CMP_LT_OQ);
+    x = _mm512_mask_mov_ps(x, low, _mm512_setzero_ps());
+    return attn_exp_avx512_bf16p_kept(x, (__mmask16)~low);
 }
 
 #endif

@@ -7,7 +7,8 @@
  * online softmax relies on exp(0) == 1 to skip rescales); above a capped
  * domain, e^(its top) exactly, never NaN or garbage. libm's expf, which
  * naive and stream use, is measured alongside. A SIMD exp this CPU cannot
- * run is a visible SKIP.
+ * run is a visible SKIP. The vector exps' _hidden twins must give their
+ * bits for every float.
  *   test_exp             every 61st float of the range (~36 M values)
  *   test_exp --all       every float of the range (~2.2 G values; slow)
  *   test_exp --speed     also time each exp (ns per element, not checked) */
@@ -159,6 +160,78 @@ static void check_tails(check_tally *t, const exp_under_test *e)
     }
 }
 
+/* Each exp and its twin for blocks with hidden keys (exp_avx2.h's and
+ * exp_avx512.h's _hidden: the lanes below the clamp zeroed, not computed
+ * from the clamp) give the same
+ * bits for every x: all floats of both signs at the stride, NaN for NaN. */
+static void check_hidden_twins(check_tally *t, uint32_t stride)
+{
+    static const struct {
+        const char *name;
+        exp_array_fn plain, hidden;
+        uint32_t needs;
+    } twins[] = {
+        {"attn_exp_avx2", attn_exp_avx2_array, attn_exp_avx2_hidden_array, AVX2_FMA},
+        {"attn_exp_avx512", attn_exp_avx512_array, attn_exp_avx512_hidden_array, AVX512_FMA},
+        {"attn_exp_avx512_bf16p", attn_exp_avx512_bf16p_array, attn_exp_avx512_bf16p_hidden_array,
+         AVX512_FMA},
+    };
+    static float x[CHUNK], a[CHUNK], b[CHUNK];
+    for (size_t w = 0; w < sizeof twins / sizeof twins[0]; w++) {
+        if (twins[w].needs & ~attn_cpu()->features) {
+            printf("SKIP %s_hidden: this CPU lacks its ISA\n", twins[w].name);
+            continue;
+        }
+        uint64_t differ = 0, seen = 0;
+        float first = 0.0f;
+        size_t n = 0;
+        for (uint64_t u = 0; u <= 0xffffffffu; u += stride) {
+            x[n++] = from_bits((uint32_t)u);
+            if (n == CHUNK || u + stride > 0xffffffffu) {
+                twins[w].plain(x, a, n);
+                twins[w].hidden(x, b, n);
+                for (size_t i = 0; i < n; i++) {
+                    uint32_t ba, bb;
+                    memcpy(&ba, &a[i], sizeof ba);
+                    memcpy(&bb, &b[i], sizeof bb);
+                    if (ba != bb && !(isnan(a[i]) && isnan(b[i]))) {
+                        if (!differ++)
+                            first = x[i];
+                    }
+                }
+                seen += n;
+                n = 0;
+            }
+        }
+        CHECK(t, differ == 0, "%s_hidden differs from %s at %llu of %llu x, the first %a",
+              twins[w].name, twins[w].name, (unsigned long long)differ, (unsigned long long)seen,
+              (double)first);
+    }
+    /* The values a masked block passes: -inf, and the edges of the clamp. */
+    const float edge[] = {-INFINITY,
+                          -1e30f,
+                          nextafterf(attn_exp_x_min, -INFINITY),
+                          attn_exp_x_min,
+                          nextafterf(attn_exp_x_min, 0.0f),
+                          -87.5f,
+                          -87.0f,
+                          NAN,
+                          0.0f,
+                          -0.0f};
+    enum { N_EDGE = sizeof edge / sizeof edge[0] };
+    for (size_t w = 0; w < sizeof twins / sizeof twins[0]; w++) {
+        if (twins[w].needs & ~attn_cpu()->features)
+            continue;
+        float ya[N_EDGE], yb[N_EDGE];
+        twins[w].plain(edge, ya, N_EDGE);
+        twins[w].hidden(edge, yb, N_EDGE);
+        for (int i = 0; i < N_EDGE; i++)
+            CHECK(t, memcmp(&ya[i], &yb[i], sizeof ya[i]) == 0 || (isnan(ya[i]) && isnan(yb[i])),
+                  "%s(%a) = %a, its _hidden twin %a", twins[w].name, (double)edge[i], (double)ya[i],
+                  (double)yb[i]);
+    }
+}
+
 static double seconds(void)
 {
     struct timespec ts;
@@ -229,5 +302,6 @@ int main(int argc, char **argv)
         if (speed)
             print_speed(e);
     }
+    check_hidden_twins(&t, stride);
     return check_report("exp", &t);
 }
