@@ -363,7 +363,7 @@ def plot_accuracy_bound(rows):
 
 
 def sqrt_guide(frows):
-    """A √n line through the median error at the smallest n (ACCURACY.md:
+    """A √n line through the median error at the smallest n (docs/accuracy.md:
     √n growth is healthy, linear growth is a finding)."""
     n0 = min(r["n_kv"] for r in frows)
     y0 = statistics.median(max(r["max_err_u"], ZERO_ERROR_FLOOR_U)
