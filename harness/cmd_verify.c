@@ -43,9 +43,9 @@ typedef struct verify_tally {
 
 static void verify_help(void)
 {
-    printf("usage: attnbench verify [--variant NAME]... [--cases quick|full|adversarial]...\n"
+    printf("usage: attnbench verify [--variant NAME]... [--cases SET]...\n"
            "                        [--shape SHAPE]... [--dtype LIST] [--seeds N]\n"
-           "                        [--filter REGEX]\n\n"
+           "                        [--filter REGEX] [--verbose]\n\n"
            "Runs each variant this CPU supports on the correctness cases and checks it\n"
            "against the double-precision reference by the rules of docs/accuracy.md:\n"
            "rule A (a-priori bound), rule B (max E_M <= 4 x naive's + 16u over the seeds),\n"
@@ -70,7 +70,7 @@ static void verify_help(void)
            "                   names them (q=,kv=,o=, p=). Without --dtype: f32 and\n"
            "                   P in f32 only (a variant that takes no f32 K/V: every\n"
            "                   combination of 'all' it takes, in its classes)\n"
-           "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3; \n"
+           "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3;\n"
            "                   huge-logit cases always run at least 32: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");
