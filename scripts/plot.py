@@ -10,6 +10,8 @@ Writes into DIR, for one thread and for all threads (_t1, _tN):
                     (d_k x heads x mask), with the measured FMA peak
   pct_peak          % of the roof that applies (FMA or read bandwidth), heatmaps
   speedup_vs_naive, speedup_vs_blas
+  vs_peers          with peer rows (matrix --peers): each framework's time over
+                    attnbench's fastest variant, from their alternating rounds
 and once: thread_scaling (against the measured peak at each thread count),
 decode_bandwidth (limit=bandwidth rows against the measured read bandwidth),
 accuracy_bound (E_M of every case against its rule-A bound), error_growth
