@@ -10,7 +10,7 @@
 static void demo_help(void)
 {
     printf("usage: attnbench demo [--variant NAME]\n\n"
-           "Walks the seed article's examples: the softmax of [3.2, 4.0, 1.0, 6.2, 8.0]\n"
+           "Walks two worked examples: the softmax of [3.2, 4.0, 1.0, 6.2, 8.0]\n"
            "(exps, sum, weights) and the 'cat eats fish' head from X through W_Q, W_K,\n"
            "W_V to the output, printing every intermediate matrix. The attention is\n"
            "computed by attn_run with the chosen variant (default naive).\n");
@@ -54,7 +54,7 @@ static int demo_softmax(const char *variant)
         return -1;
     }
     double sum = 0.0;
-    printf("== softmax, worked (the seed article) ==\n");
+    printf("== softmax, worked ==\n");
     printf("scores:  ");
     for (int i = 0; i < N; i++)
         printf(" %8.2f", (double)scores[i]);

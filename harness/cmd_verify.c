@@ -43,19 +43,21 @@ typedef struct verify_tally {
 
 static void verify_help(void)
 {
-    printf("usage: attnbench verify [--variant NAME]... [--cases quick|full|adversarial]...\n"
+    printf("usage: attnbench verify [--variant NAME]... [--cases SET]...\n"
            "                        [--shape SHAPE]... [--dtype LIST] [--seeds N]\n"
-           "                        [--filter REGEX]\n\n"
+           "                        [--filter REGEX] [--verbose]\n\n"
            "Runs each variant this CPU supports on the correctness cases and checks it\n"
-           "against the double-precision reference (ACCURACY.md): rule A (a-priori bound),\n"
-           "rule B (max E_M <= 4 x naive's + 16u over the seeds), rule C (special values)\n"
-           "and guard bytes around O and the workspace. One line per variant x case:\n"
+           "against the double-precision reference by the rules of docs/accuracy.md:\n"
+           "rule A (a-priori bound), rule B (max E_M <= 4 x naive's + 16u over the seeds),\n"
+           "rule C (special values) and guard bytes around O and the workspace. One line\n"
+           "per variant x case:\n"
            "  PASS|FAIL <case name> E_M E_D (in u = 2^-24) NMSE max_ulp slack\n"
            "slack is the bound divided by the worst error (> 1 passes). Exits 1 on any FAIL.\n\n"
            "  --variant NAME   only this variant (repeatable); default: all\n"
            "  --cases SET      quick (default), full (adds GQA/MQA, cross, decode, odd sizes\n"
-           "                   and each variant's tile-edge sweep), adversarial (ACCURACY.md's\n"
-           "                   list) or growth (E_M against n_kv = 64 ... 16384) (repeatable)\n"
+           "                   and each variant's tile-edge sweep), adversarial (the special\n"
+           "                   values and cases of docs/accuracy.md) or growth (E_M against\n"
+           "                   n_kv = 64 ... 16384) (repeatable)\n"
            "  --shape SHAPE    a case of your own (repeatable; alone unless --cases is given\n"
            "                   too; the reference, in double, and naive are quadratic: a\n"
            "                   shape of thousands of rows takes minutes):\n");
@@ -68,7 +70,7 @@ static void verify_help(void)
            "                   names them (q=,kv=,o=, p=). Without --dtype: f32 and\n"
            "                   P in f32 only (a variant that takes no f32 K/V: every\n"
            "                   combination of 'all' it takes, in its classes)\n"
-           "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3; \n"
+           "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3;\n"
            "                   huge-logit cases always run at least 32: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");

@@ -12,7 +12,7 @@ static const struct {
 } commands[] = {
     {"list", cmd_list, "every variant, whether this CPU runs it, and the detected features"},
     {"verify", cmd_verify, "check every variant against the double-precision reference"},
-    {"demo", cmd_demo, "the seed article's worked examples, step by step"},
+    {"demo", cmd_demo, "two worked examples, a softmax and one attention head, step by step"},
     {"bench", cmd_bench, "Google Benchmark timings of variants x shapes x threads"},
     {"matrix", cmd_matrix, "the results CSV: every variant x shape x threads, timed and checked"},
     {"rss", cmd_rss, "peak resident memory of one call, in a process of its own"},

@@ -10,6 +10,8 @@ Writes into DIR, for one thread and for all threads (_t1, _tN):
                     (d_k x heads x mask), with the measured FMA peak
   pct_peak          % of the roof that applies (FMA or read bandwidth), heatmaps
   speedup_vs_naive, speedup_vs_blas
+  vs_peers          with peer rows (matrix --peers): each framework's time over
+                    attnbench's fastest variant, from their alternating rounds
 and once: thread_scaling (against the measured peak at each thread count),
 decode_bandwidth (limit=bandwidth rows against the measured read bandwidth),
 accuracy_bound (E_M of every case against its rule-A bound), error_growth
@@ -363,7 +365,7 @@ def plot_accuracy_bound(rows):
 
 
 def sqrt_guide(frows):
-    """A √n line through the median error at the smallest n (ACCURACY.md:
+    """A √n line through the median error at the smallest n (docs/accuracy.md:
     √n growth is healthy, linear growth is a finding)."""
     n0 = min(r["n_kv"] for r in frows)
     y0 = statistics.median(max(r["max_err_u"], ZERO_ERROR_FLOOR_U)

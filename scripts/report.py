@@ -439,7 +439,7 @@ def section_accuracy(rows):
             "E_M = max over the checked elements of |ô_ic−o_ic| / M_ic, M_ic = max_j |V_jc| "
             "over the keys j that row i sees (column c's largest value there), in units of "
             "u = 2⁻²⁴ (float32 unit roundoff), against a double-precision reference; "
-            "the bound is rule A of ACCURACY.md at the "
+            "the bound is rule A of the accuracy standard (docs/accuracy.md) at the "
             "same case. `worst E_M / bound` is the largest ratio over all cases "
             "(must stay below 1).",
             "", ab.format_table(header, table, markdown=True)]
