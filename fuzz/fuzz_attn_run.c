@@ -12,7 +12,7 @@
  *   O, and give exactly +0 for rows that see no key; variants this CPU
  *   cannot run must return ATTN_ENOTSUP and write nothing. With tame data
  *   (small multiples of 1/16, optionally NaN/Inf/subnormal) and scores far
- *   from float overflow, the result must also pass ACCURACY.md's rules A
+ *   from float overflow, the result must also pass docs/accuracy.md's rules A
  *   and C against the double reference.
  * - Any accepted shape, however large: each variant's workspace_size must
  *   answer ATTN_OK or ATTN_ENOMEM without overflowing (UBSan watches).

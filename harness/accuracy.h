@@ -1,4 +1,4 @@
-/* Runs a variant's output through the reference and ACCURACY.md's rules,
+/* Runs a variant's output through the reference and docs/accuracy.md's rules,
  * on every row or on a sample (for shapes where the full reference is slow). */
 #ifndef ATTN_ACCURACY_H
 #define ATTN_ACCURACY_H

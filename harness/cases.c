@@ -256,7 +256,7 @@ static int push(attn_case *out, int cap, int n, attn_case c)
     return n + 1;
 }
 
-/* ACCURACY.md's edge sweep around one tile size T: n and d over 1, T-1, T,
+/* docs/accuracy.md's edge sweep around one tile size T: n and d over 1, T-1, T,
  * T+1 and 2T+prime. n is swept with d fixed at an odd 37 and d with n fixed
  * at 2T+7, causal alternating; plus decode against a 2T+7 cache. */
 static int tile_sweep(int32_t T, attn_case *out, int cap, int n)

@@ -8,7 +8,7 @@
 
 #include "attn.h"
 
-/* What the inputs look like; each exercises an item of ACCURACY.md. */
+/* What the inputs look like; each exercises an item of docs/accuracy.md. */
 typedef enum attn_data_kind {
     DATA_NORMAL,           /* q, k, v ~ N(0, 1) */
     DATA_HUGE_LOGITS,      /* scores far beyond 88.7, where expf overflows */
@@ -78,7 +78,7 @@ void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t c
 
 /* growth: 64 query rows against n_kv = 64 ... 16384 keys (causal, so the
  * rows see nearly all of them), normal and tied data: how E_M grows with n
- * (ACCURACY.md). */
+ * (docs/accuracy.md). */
 typedef enum attn_case_set {
     CASES_QUICK,
     CASES_FULL,
@@ -91,7 +91,7 @@ int attn_case_set_parse(const char *name);
 
 /* Writes up to `cap` cases of a set into `out` and returns how many the set
  * has (call with cap = 0 to count). `tiles` (n_tiles of them, may be NULL) adds
- * the edge sweeps of ACCURACY.md around each tile size to the full set. */
+ * the edge sweeps of docs/accuracy.md around each tile size to the full set. */
 int attn_case_list(attn_case_set set, const int32_t *tiles, int n_tiles, attn_case *out, int cap);
 
 /* Element counts of the four tensors. */

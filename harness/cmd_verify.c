@@ -1,5 +1,5 @@
 /* attnbench verify: every available variant on the correctness cases,
- * judged by ACCURACY.md's rules A, B, C and guard bytes around O. */
+ * judged by docs/accuracy.md's rules A, B, C and guard bytes around O. */
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>

@@ -41,7 +41,7 @@ static const double round_seconds = 0.05;
 enum { MAX_REPS_PER_ROUND = 50, EMPTY_REPS = 50, SETUP_TIMEOUT_MS = 300000 };
 
 /* Rule A's c_exp and rescale block for a library whose internals we do not
- * know: ACCURACY.md's default exp error (4 ulps) and a rescale every 16
+ * know: docs/accuracy.md's default exp error (4 ulps) and a rescale every 16
  * keys (finer than any peer's key block: a bound that is safe, if loose). */
 static const attn_variant peer_judge = {.name = "peer",
                                         .description = "a peer library",

@@ -23,7 +23,7 @@ typedef struct attn_problem {
      * whose descriptor says its kernel is f32 only sees all-f32 problems:
      * the dispatcher widens for it (variant.h, attn_widening). */
     attn_types types;
-    /* The precision class (ACCURACY.md): ATTN_F32 keeps the weights in f32;
+    /* The precision class (docs/accuracy.md): ATTN_F32 keeps the weights in f32;
      * ATTN_BF16 / ATTN_F16 round each weight exp(s - m) to that type where
      * it enters P·V, the normaliser summing the unrounded weights. Only
      * variants that declare the class get anything but ATTN_F32. */

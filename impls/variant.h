@@ -80,7 +80,7 @@ typedef struct attn_variant {
     /* Element types taken, bit (1 << attn_dtype) per tensor; 0: every type. */
     uint32_t q_types, kv_types, o_types;
     attn_widening widening;
-    /* The precision classes computed (ACCURACY.md, "Precision classes"):
+    /* The precision classes computed (docs/accuracy.md, "Precision classes"):
      * bit (1 << t) for "P rounded to t" (the kernel gets p->p_round = t),
      * bit (1 << ATTN_F32) for "P in f32". 0: "P in f32" only. */
     uint32_t p_rounds;

@@ -1,4 +1,4 @@
-/* ACCURACY.md's metrics and pass rules A and C, accumulated row by row. */
+/* docs/accuracy.md's metrics and pass rules A and C, accumulated row by row. */
 #ifndef ATTN_METRICS_H
 #define ATTN_METRICS_H
 
@@ -25,7 +25,7 @@ typedef struct attn_err_stats {
 
 void attn_err_init(attn_err_stats *e);
 
-/* The precision class of a run (ACCURACY.md, "Precision classes"): what
+/* The precision class of a run (docs/accuracy.md, "Precision classes"): what
  * rule A adds to the f32 bound and what rule C's ulps are counted in. */
 typedef struct attn_err_class {
     int32_t o_type;  /* O's type: its rounding term, its underflow floor, its ulps */

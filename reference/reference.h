@@ -1,4 +1,4 @@
-/* The double-precision reference, row by row, with what ACCURACY.md's
+/* The double-precision reference, row by row, with what docs/accuracy.md's
  * rule A needs alongside each output element.
  *
  * The judge is independent of the judged: this directory includes only

@@ -1,4 +1,4 @@
-/* "P rounded to t" (ACCURACY.md): each weight exp(s - max) is rounded to t
+/* "P rounded to t" (docs/accuracy.md): each weight exp(s - max) is rounded to t
  * once, to nearest even, as it enters P·V. Rules A and B cannot tell a
  * weight rounded toward zero (or twice) from one rounded to nearest: the
  * class bound has a factor 2 to spare and random data average the bias

@@ -463,7 +463,7 @@ static void test_class_daz(check_tally *t)
     }
 }
 
-/* Rule A's underflow floor (ACCURACY.md): two equal keys, V = 3 and 0
+/* Rule A's underflow floor (docs/accuracy.md): two equal keys, V = 3 and 0
  * times the smallest subnormal, so o = 1.5 subnormals exactly. The float
  * nearest (2 subnormals, ties to even) must pass, though it is off by
  * 2^-150 while M·u is ~2^-167; a result 2^-140 away must still fail. */
