@@ -11,9 +11,5 @@ void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma; x
 void attn_exp_avx512_array(const float *x, float *y, size_t n); /* avx512f + fma */
 /* avx512f + fma; any x but +inf (the softmax's weights never are) */
 void attn_exp_avx512_bf16p_array(const float *x, float *y, size_t n);
-/* Their twins for blocks with hidden keys: the same bits (tests/test_exp). */
-void attn_exp_avx2_hidden_array(const float *x, float *y, size_t n);
-void attn_exp_avx512_hidden_array(const float *x, float *y, size_t n);
-void attn_exp_avx512_bf16p_hidden_array(const float *x, float *y, size_t n);
 
 #endif

@@ -9,13 +9,12 @@
 #include "exp_range.h"
 
 /* The AVX2 vectorised exp of the softmax weights: e^x for x <= 40, max
- * error 0.765 ulp over [-104, 40] (every float, tests/test_exp --all):
- * 0.59 ulp where e^x is normal, the rest is the last rounding into a
- * subnormal. Larger x give e^40, +inf included: the kernels only pass
- * s·scale - m with m the running max (<= 0 up to a rounding) and
- * m_old - m_new (<= 0), and capping the domain saves a third of the
- * instructions (below). (exp_avx512.h has a shorter one with a 16-entry
- * table, a degree-3 polynomial and vscalefps: 1.06 ulp.)
+ * error 0.59 ulp over [-87.33, 40] (tests/test_exp), +0 below -87.33
+ * (attn_exp_x_flush: a normal result or 0, exp_range.h; the last rounding
+ * into a subnormal used to reach 0.765 ulp). Larger x give e^40, +inf included: the kernels only
+ * pass s·scale - m with m the running max (<= 0 up to a rounding) and m_old - m_new (<= 0), and
+ * capping the domain saves a third of the instructions (below). (exp_avx512.h has a shorter one
+ * with a 16-entry table, a degree-3 polynomial and vscalefps: 1.06 ulp.)
  *
  *   x = n·ln2/8 + r,  n = round(8x/ln2),  |r| <= ln2/16
  *   e^x = 2^(n>>3) · 2^((n&7)/8) · e^r
@@ -37,12 +36,11 @@
  * 2^((n>>3) + 64), a normal float for every n of [-110, 40], built from
  * the rounding constant's bits: the constant carries an extra 191·8, so
  * its bits shifted left 20 and masked to the exponent field are
- * (n>>3) + 191 = (n>>3) + 64 + 127. One multiply then rounds once, into
- * a subnormal too (gradual underflow, 0 below -103.97), bit for bit what
- * the full-range form (y · 2^m1 · 2^m2, the exponent split in two to
- * reach +inf at 88.7) gave for the same n: 17 instructions where that
- * took 24; 1.04x on avx2 at d 64 (Zen 4, 1 thread, n 2048, 4 heads,
- * alternating rounds), within noise at d 128. */
+ * (n>>3) + 191 = (n>>3) + 64 + 127. One multiply then rounds once, bit
+ * for bit what the full-range form (y · 2^m1 · 2^m2, the exponent split
+ * in two to reach +inf at 88.7) gave for the same n: 17 instructions (19
+ * with the flush's compare and mask) where that took 24; 1.04x on avx2 at d 64 (Zen 4, 1 thread, n
+ * 2048, 4 heads, alternating rounds), within noise at d 128. */
 static const float attn_exp_8_over_ln2 = 11.5415603271117073f;
 static const float attn_exp_ln2_8_hi = 0.086669921875f; /* 0x1.630p-4 */
 static const float attn_exp_ln2_8_lo = -2.6524305e-5f;  /* ln2/8 - hi */
@@ -59,10 +57,17 @@ static const float attn_exp_table_lo[8] = {
     0x1.9fcef4p-90f, 0x1.15506ep-91f,  -0x1.a94b14p-90f, -0x1.822dbcp-91f,
 };
 
-/* e^x from x already clamped to [-110, 40]. */
-static inline __m256 attn_exp_avx2_clamped(__m256 x)
+/* e^x for 8 floats, x <= 40 (see above). The clamps keep NaN (MAXPS/MINPS
+ * return the second operand when either is NaN: NaN·2^k is NaN); -inf
+ * gives 0. */
+static inline __m256 attn_exp_avx2(__m256 x)
 {
     const __m256 round_n = _mm256_set1_ps(0x1.8p23f + 191.0f * 8.0f); /* ulp 1 */
+    /* Below attn_exp_x_flush (and -inf): +0, the result masked; NaN is not
+     * below anything and stays NaN. */
+    const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(attn_exp_x_flush), _CMP_NLT_UQ);
+    x = _mm256_max_ps(_mm256_set1_ps(attn_exp_x_flush), x);
+    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
     __m256 f = _mm256_fmadd_ps(x, _mm256_set1_ps(attn_exp_8_over_ln2), round_n);
     __m256 n = _mm256_sub_ps(f, round_n); /* exact */
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(attn_exp_ln2_8_hi), x);
@@ -78,30 +83,7 @@ static inline __m256 attn_exp_avx2_clamped(__m256 x)
     /* 2^((n>>3) + 64): the constant's own bits shift out past bit 31. */
     __m256 scale = _mm256_castsi256_ps(
         _mm256_and_si256(_mm256_slli_epi32(bits, 20), _mm256_set1_epi32((int)0xff800000u)));
-    return _mm256_mul_ps(y, scale);
-}
-
-/* e^x for 8 floats, x <= 40 (see above). The clamps keep NaN (MAXPS/MINPS
- * return the second operand when either is NaN: NaN·2^k is NaN); -inf
- * gives 0. */
-static inline __m256 attn_exp_avx2(__m256 x)
-{
-    x = _mm256_max_ps(_mm256_set1_ps(attn_exp_x_min), x);
-    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
-    return attn_exp_avx2_clamped(x);
-}
-
-/* attn_exp_avx2 for a block with hidden keys (-inf scores): the same bits
- * for every x, but a lane below the clamp is computed from 0 and then
- * zeroed, instead of from -110, whose last multiply underflows (a
- * microcode assist on Intel cores: exp_avx512.h, attn_exp_avx512_hidden).
- * Two instructions more, so only blocks with a mask use it. */
-static inline __m256 attn_exp_avx2_hidden(__m256 x)
-{
-    const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(attn_exp_x_min), _CMP_LT_OQ);
-    x = _mm256_andnot_ps(low, x);
-    x = _mm256_min_ps(_mm256_set1_ps(attn_exp_avx2_x_max), x);
-    return _mm256_andnot_ps(low, attn_exp_avx2_clamped(x));
+    return _mm256_and_ps(keep, _mm256_mul_ps(y, scale));
 }
 
 #endif

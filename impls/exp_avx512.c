@@ -1,5 +1,4 @@
-/* attn_exp_avx512, attn_exp_avx512_bf16p and their _hidden twins over
- * arrays (exp_array.h);
+/* attn_exp_avx512 and attn_exp_avx512_bf16p over arrays (exp_array.h);
  * -mavx512f -mfma. */
 #include "exp_array.h"
 #include "simd_avx512.h"
@@ -19,5 +18,3 @@
 
 EXP_ARRAY(attn_exp_avx512_array, attn_exp_avx512)
 EXP_ARRAY(attn_exp_avx512_bf16p_array, attn_exp_avx512_bf16p)
-EXP_ARRAY(attn_exp_avx512_hidden_array, attn_exp_avx512_hidden)
-EXP_ARRAY(attn_exp_avx512_bf16p_hidden_array, attn_exp_avx512_bf16p_hidden)

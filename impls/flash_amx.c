@@ -357,7 +357,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     } else {
         block_scores(t, j0, nb, nv, masked, 0, bmax);
     }
-    const int rescale = softmax_pairs(t, nb, nv, bmax, masked, alpha);
+    const int rescale = softmax_pairs(t, nb, nv, bmax, alpha);
     /* The tiles take whole 32-key chunks; vdpbf16ps the rest, masked per
      * lane where rows differ. A key some row must not see has the weight
      * 0 in that row (its score is -inf), which the tiles would add as

@@ -78,7 +78,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
         block_scores(t, j0, nb, nv, masked, 1, bmax);
     else
         block_scores(t, j0, nb, nv, masked, 0, bmax);
-    int rescale = softmax_pairs(t, nb, nv, bmax, masked, alpha);
+    int rescale = softmax_pairs(t, nb, nv, bmax, alpha);
     const pv_source src = pv_pairs_of(t);
     pv_columns(t, j0, nb, 0, &src, 0, t->d_v, nv, masked, alpha, rescale);
 }

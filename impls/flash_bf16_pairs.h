@@ -251,7 +251,7 @@ static inline __m512i round_pair(__m512 p0, __m512 p1, __m512i index)
  * rows 2jj and 2jj + 1 are read). An odd last key pairs with weight 0.
  * Returns nonzero when some row's max moved. */
 FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, const __m512 *bmax,
-                               const int masked, __m512 *alpha)
+                               __m512 *alpha)
 {
     const int32_t rows = t->rows;
     const __m512i index = interleave_index();
@@ -264,18 +264,15 @@ FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, co
     for (; j + 2 <= nb; j += 2)
         for (int v = 0; v < nv; v++) {
             const float *s0 = s + (size_t)j * rows + LANES * v;
-            __m512 x0 = _mm512_sub_ps(_mm512_load_ps(s0), shift[v]);
-            __m512 x1 = _mm512_sub_ps(_mm512_load_ps(s0 + rows), shift[v]);
-            __m512 p0 = masked ? attn_exp_avx512_bf16p_hidden(x0) : attn_exp_avx512_bf16p(x0);
-            __m512 p1 = masked ? attn_exp_avx512_bf16p_hidden(x1) : attn_exp_avx512_bf16p(x1);
+            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0), shift[v]));
+            __m512 p1 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0 + rows), shift[v]));
             sum[v] = _mm512_add_ps(sum[v], _mm512_add_ps(p0, p1));
             _mm512_store_si512(s + (size_t)(j / 2) * rows + LANES * v, round_pair(p0, p1, index));
         }
     if (j < nb)
         for (int v = 0; v < nv; v++) {
             const float *s0 = s + (size_t)j * rows + LANES * v;
-            __m512 x0 = _mm512_sub_ps(_mm512_load_ps(s0), shift[v]);
-            __m512 p0 = masked ? attn_exp_avx512_bf16p_hidden(x0) : attn_exp_avx512_bf16p(x0);
+            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0), shift[v]));
             sum[v] = _mm512_add_ps(sum[v], p0);
             _mm512_store_si512(s + (size_t)(j / 2) * rows + LANES * v,
                                round_pair(p0, _mm512_setzero_ps(), index));

@@ -101,10 +101,9 @@ FLASH_INLINE void block_scores(const flash_tile *t, int32_t j0, int32_t nb, cons
 }
 
 /* Scores to weights in place; updates m and l, sets alpha = exp(m - m').
- * Returns nonzero when some row's max moved (alpha != 1). A masked block's
- * scores hold -inf: vec_exp_hidden (the same bits, no underflow). */
+ * Returns nonzero when some row's max moved (alpha != 1). */
 FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, const vec_f *bmax,
-                               const int masked, vec_f *alpha)
+                               vec_f *alpha)
 {
     const int32_t rows = t->rows;
     const vec_f scale = vec_set1(t->scale);
@@ -115,8 +114,7 @@ FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, co
     float *s = t->scores;
     for (int32_t j = 0; j < nb; j++, s += rows)
         for (int v = 0; v < nv; v++) {
-            vec_f x = vec_fmsub(vec_load(s + VEC_LANES * v), scale, shift[v]);
-            vec_f p = masked ? vec_exp_hidden(x) : vec_exp(x);
+            vec_f p = vec_exp(vec_fmsub(vec_load(s + VEC_LANES * v), scale, shift[v]));
             sum[v] = vec_add(sum[v], p);
             vec_store(s + VEC_LANES * v, p);
         }
@@ -201,7 +199,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     flash_prefetch in_scores = flash_prefetch_during_scores(t, j0, nb);
     flash_prefetch in_pv = flash_prefetch_during_pv(t, j0, nb);
     block_scores(t, j0, nb, nv, masked, bmax, &in_scores);
-    int rescale = block_softmax(t, nb, nv, bmax, masked, alpha);
+    int rescale = block_softmax(t, nb, nv, bmax, alpha);
     int v0 = 0;
     for (; v0 + GROUP <= nv; v0 += GROUP)
         group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &in_pv);

@@ -126,17 +126,12 @@ static const char *xsmm_exp_in_use(void)
     return names[exp_kind()];
 }
 
-/* x = e^x over n floats in place; hidden: x may hold -inf (a masked
- * block), which the AVX-512 exp then zeroes without computing (the same
- * bits: exp_avx512.h, attn_exp_avx512_hidden). */
-static void exp_in_place(float *x, size_t n, int hidden)
+/* x = e^x over n floats in place. */
+static void exp_in_place(float *x, size_t n)
 {
     switch (exp_kind()) {
     case XSMM_EXP_AVX512:
-        if (hidden)
-            attn_exp_avx512_hidden_array(x, x, n);
-        else
-            attn_exp_avx512_array(x, x, n);
+        attn_exp_avx512_array(x, x, n);
         return;
     case XSMM_EXP_AVX2:
         attn_exp_avx2_array(x, x, n);
@@ -172,13 +167,13 @@ static void block_softmax(const flash_tile *t, int32_t j0, int32_t nb, int maske
         t->m[r] = m;
         sum[r] = 0.0f;
     }
-    exp_in_place(alpha, (size_t)rows, 0);
+    exp_in_place(alpha, (size_t)rows);
     for (int32_t j = 0; j < nb; j++) {
         float *s = t->scores + (size_t)j * rows;
         for (int32_t r = 0; r < rows; r++)
             s[r] -= shift[r];
     }
-    exp_in_place(t->scores, (size_t)nb * rows, masked);
+    exp_in_place(t->scores, (size_t)nb * rows);
     for (int32_t j = 0; j < nb; j++) {
         const float *s = t->scores + (size_t)j * rows;
         for (int32_t r = 0; r < rows; r++)

@@ -67,10 +67,6 @@ static inline vec_f vec_exp(vec_f x)
 {
     return attn_exp_avx2(x);
 }
-static inline vec_f vec_exp_hidden(vec_f x)
-{
-    return attn_exp_avx2_hidden(x);
-}
 static inline vec_i vec_load_i32(const int32_t *p) /* 32-byte aligned */
 {
     return _mm256_load_si256((const __m256i *)p);

@@ -64,10 +64,6 @@ static inline vec_f vec_exp(vec_f x)
 {
     return attn_exp_avx512(x);
 }
-static inline vec_f vec_exp_hidden(vec_f x)
-{
-    return attn_exp_avx512_hidden(x);
-}
 static inline vec_i vec_load_i32(const int32_t *p)
 {
     return _mm512_load_si512(p);

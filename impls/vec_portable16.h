@@ -91,10 +91,6 @@ static inline vec_f vec_exp(vec_f a)
         a.x[i] = expf(a.x[i]);
     return a;
 }
-static inline vec_f vec_exp_hidden(vec_f a)
-{
-    return vec_exp(a);
-}
 static inline vec_i vec_load_i32(const int32_t *p)
 {
     vec_i r;

@@ -92,7 +92,5 @@ static inline simde__m512i attn_emu_cvtepu16_epi32(simde__m256i h)
 #define attn_avx512_decode_kernel attn_avx512_decode_kernel_emu
 #define attn_exp_avx512_array attn_exp_avx512_array_emu
 #define attn_exp_avx512_bf16p_array attn_exp_avx512_bf16p_array_emu
-#define attn_exp_avx512_hidden_array attn_exp_avx512_hidden_array_emu
-#define attn_exp_avx512_bf16p_hidden_array attn_exp_avx512_bf16p_hidden_array_emu
 
 #endif
