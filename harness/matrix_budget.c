@@ -166,11 +166,13 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
             .setup_s = setup_per_byte * (f32_bytes + bytes * (copies - 1)),
             /* A 1-thread twin takes about `threads` times as long; an f32
              * twin of a memory-bound cell its bytes' ratio, of a compute-
-             * bound one about as long; a non-causal twin twice the work. */
-            .twin_cost = pc->pair == ATTN_PAIR_ONE_THREAD   ? (double)pc->threads
-                         : pc->pair == ATTN_PAIR_F32        ? (bw ? f32_bytes / bytes : 1.0)
-                         : pc->pair == ATTN_PAIR_NON_CAUSAL ? 2.0
-                                                            : 0.0,
+             * bound one about as long; a non-causal twin twice the work, a
+             * usual-scale twin the same. */
+            .twin_cost = pc->pair == ATTN_PAIR_ONE_THREAD    ? (double)pc->threads
+                         : pc->pair == ATTN_PAIR_F32         ? (bw ? f32_bytes / bytes : 1.0)
+                         : pc->pair == ATTN_PAIR_NON_CAUSAL  ? 2.0
+                         : pc->pair == ATTN_PAIR_USUAL_SCALE ? 1.0
+                                                             : 0.0,
             .roof_pass_s = o->roof_paired ? matrix_roof_pass_seconds(o, pk, bw, pc->threads) : 0,
         };
     }

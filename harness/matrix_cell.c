@@ -222,6 +222,8 @@ static const char *twin_words(const attn_result_row *r)
         return "its 1-thread twin's speed";
     if (r->shape.causal && strstr(r->paired_case, "causal=0"))
         return "its non-causal twin's speed";
+    if (r->shape.scale != 0.0f && !strstr(r->paired_case, "scale="))
+        return "its usual-scale twin's speed";
     return "its f32 twin's speed";
 }
 

@@ -110,7 +110,8 @@ static void push_one(case_builder *b, const attn_shape *s, int threads, const at
     attn_perf_pair pair = b->pair;
     if ((pair == ATTN_PAIR_ONE_THREAD && threads < 2) ||
         (pair == ATTN_PAIR_F32 && attn_types_all_f32(types)) ||
-        (pair == ATTN_PAIR_NON_CAUSAL && !s->causal))
+        (pair == ATTN_PAIR_NON_CAUSAL && !s->causal) ||
+        (pair == ATTN_PAIR_USUAL_SCALE && s->scale == 0.0f))
         pair = ATTN_PAIR_NONE;
     if (b->n < b->cap)
         b->out[b->n] = (attn_perf_case){*s, threads, *types, includes, pair};
@@ -135,6 +136,8 @@ int attn_perf_twin(const attn_perf_case *c, attn_perf_case *twin)
         twin->threads = 1;
     else if (c->pair == ATTN_PAIR_NON_CAUSAL)
         twin->shape.causal = 0;
+    else if (c->pair == ATTN_PAIR_USUAL_SCALE)
+        twin->shape.scale = 0.0f;
     else
         twin->types = f32;
     return 1;
@@ -369,6 +372,19 @@ static void targets(case_builder *b)
     b->pair = ATTN_PAIR_F32;
     push_low(b, mha(8, 4096, 128, 0), T_ALL, prefill_low, 2, NULL);
     push_low(b, grouped(32, 8, 1, 32768, 128, 0), T_ALL, decode_low, 2, NULL);
+    /* Peaked attention: scale 2 at d 128 puts most of a row's weights 87
+     * or more below its max, where e^x is subnormal (a microcode assist on
+     * every instruction that makes or reads one, on Intel cores), beside
+     * its twin at the usual 1/sqrt(d): the peaked-logits target. */
+    b->pair = ATTN_PAIR_USUAL_SCALE;
+    attn_shape peaked = mha(8, PEAKED_N, 128, 0);
+    peaked.scale = PEAKED_SCALE;
+    if (b->axes->n_types > 0) {
+        push(b, peaked, T_ALL);
+    } else {
+        push_row(b, peaked, T_ALL, &F32, 1, takes_f32);
+        push_row(b, peaked, T_ALL, &BF16, 1, takes_no_f32);
+    }
     b->pair = ATTN_PAIR_NONE;
 }
 
@@ -423,7 +439,7 @@ int attn_perf_same_cell(const attn_shape *a, const attn_shape *b)
 {
     return a->batch == b->batch && a->heads_q == b->heads_q && a->heads_kv == b->heads_kv &&
            a->n_q == b->n_q && a->n_kv == b->n_kv && a->d_k == b->d_k && a->d_v == b->d_v &&
-           a->causal == b->causal;
+           a->causal == b->causal && a->scale == b->scale;
 }
 
 double attn_perf_flops(const attn_shape *s)

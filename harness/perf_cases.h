@@ -21,15 +21,21 @@ typedef enum attn_perf_preset {
 } attn_perf_preset;
 
 /* A ratio a preset reports, timed as one: the cell in alternating rounds
- * with its twin (the same variant and shape at 1 thread, in f32, or
- * without the causal mask), so a drift of a shared machine hits both sides
+ * with its twin (the same variant and shape at 1 thread, in f32, without
+ * the causal mask, or at the default scale), so a drift of a shared machine hits both sides
  * of the ratio alike. */
 typedef enum attn_perf_pair {
-    ATTN_PAIR_NONE,       /* timed alone */
-    ATTN_PAIR_ONE_THREAD, /* with its 1-thread twin (only a cell at 2 or more threads) */
-    ATTN_PAIR_F32,        /* with its f32 twin (only a cell not all f32) */
-    ATTN_PAIR_NON_CAUSAL, /* with its non-causal twin (only a causal cell) */
+    ATTN_PAIR_NONE,        /* timed alone */
+    ATTN_PAIR_ONE_THREAD,  /* with its 1-thread twin (only a cell at 2 or more threads) */
+    ATTN_PAIR_F32,         /* with its f32 twin (only a cell not all f32) */
+    ATTN_PAIR_NON_CAUSAL,  /* with its non-causal twin (only a causal cell) */
+    ATTN_PAIR_USUAL_SCALE, /* with its twin at the default scale (only a cell with a scale) */
 } attn_perf_pair;
+
+/* perf-targets' peaked-attention cell: 8 heads, n_q = n_kv = PEAKED_N,
+ * d 128, at this scale (its twin at the default 1/sqrt(d)). */
+enum { PEAKED_N = 512 };
+#define PEAKED_SCALE 2.0f
 
 typedef struct attn_perf_case {
     attn_shape shape;

@@ -340,6 +340,38 @@ static void check_causal(check_tally *t)
     free(paired);
 }
 
+/* Every fused variant's peaked row (scale 2) >= 0.9x its own usual-scale
+ * speed, paired or apart; a variant that crawls on subnormal weights
+ * misses it. */
+static void check_peaked(check_tally *t)
+{
+    static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    attn_result_row rows[6];
+    int n = 0;
+    rows[n++] = pre("avx2", PEAKED_N, 128, 0, 2, 2e7, 60.0);
+    attn_result_row avx2_peaked = pre("avx2", PEAKED_N, 128, 0, 2, 1.3e9, 1.0);
+    avx2_peaked.shape.scale = PEAKED_SCALE;
+    rows[n++] = avx2_peaked; /* 65x slower: the assists */
+    attn_result_row xsmm_peaked = pre("xsmm", PEAKED_N, 128, 0, 2, 2.1e7, 60.0);
+    xsmm_peaked.shape.scale = PEAKED_SCALE;
+    const attn_shape usual = pre("xsmm", PEAKED_N, 128, 0, 2, 0, 0).shape;
+    rows[n++] = paired_as(xsmm_peaked, &usual, &F32, 2, 2e7);  /* 0.95x, paired */
+    rows[n++] = pre("avx512", PEAKED_N, 128, 0, 2, 2e7, 60.0); /* no peaked row */
+    char *r = report(rows, n);
+    char avx2[96], xsmm[96], avx512[96];
+    snprintf(avx2, sizeof avx2, "avx2 peaked vs usual scale, n=%d h8 d128", (int)PEAKED_N);
+    snprintf(xsmm, sizeof xsmm, "xsmm peaked vs usual scale, n=%d h8 d128", (int)PEAKED_N);
+    snprintf(avx512, sizeof avx512, "avx512 peaked vs usual scale, n=%d h8 d128", (int)PEAKED_N);
+    CHECK(t, line_has(r, avx2, MISS) && line_says(r, avx2, "0.02x") && line_says(r, avx2, "apart"),
+          "65x slower on peaked logits misses 0.9x\n%s", r);
+    CHECK(t,
+          line_has(r, xsmm, OK) && line_says(r, xsmm, "0.95x") && line_says(r, xsmm, "paired") &&
+              line_says(r, xsmm, "target >= 0.9x"),
+          "0.95x in its rounds with its usual-scale twin meets 0.9x\n%s", r);
+    CHECK(t, line_has(r, avx512, NONE), "no peaked row: not measured\n%s", r);
+    free(r);
+}
+
 /* Every fused variant at 2 threads >= 1.9x its own 1-thread speed; the
  * rows at 2 threads, whatever "all" is. */
 static void check_two_threads(check_tally *t)
@@ -595,8 +627,8 @@ static void check_peers(check_tally *t)
     CHECK(t, count_lines(without, "vs best peer n=") == 0, "no per-shape peer lines\n%s", without);
     /* With no rows at all every target but xsmm's exp (no rows needed) is
      * not measured, the 20 peer targets among them: 4 prefill roofs, 2
-     * per fused variant for causal and 2 for threads, 16 blas, 8 decode, 6
-     * low precision, 2 per bf16 tensor path. */
+     * per fused variant for causal, 1 for peaked attention and 2 for
+     * threads, 16 blas, 8 decode, 6 low precision, 2 per bf16 tensor path. */
     int fused = 0, tensor = 0;
     for (int i = 0; i < attn_variant_table_size; i++) {
         fused += attn_variant_table[i]->family == ATTN_FAMILY_ONLINE;
@@ -606,7 +638,7 @@ static void check_peers(check_tally *t)
     char *empty = report(NULL, 0), want[64];
     snprintf(want, sizeof want, "perf-targets: %s of 1 met (%d not measured)",
              line_has(empty, "xsmm exp", OK) ? "1" : "0",
-             4 + 2 * fused + 2 * fused + 16 + 8 + 6 + 2 * tensor + 20);
+             4 + 2 * fused + fused + 2 * fused + 16 + 8 + 6 + 2 * tensor + 20);
     CHECK(t, strstr(empty, want) != NULL, "the totals count every target: want '%s'\n%s", want,
           empty);
     free(empty);
@@ -761,7 +793,7 @@ static int same_cell(const attn_perf_case *c, const attn_shape *s, int threads,
     return c->threads == threads && c->types.q == types->q && c->types.kv == types->kv &&
            c->types.o == types->o && a->batch == s->batch && a->heads_q == s->heads_q &&
            a->heads_kv == s->heads_kv && a->n_q == s->n_q && a->n_kv == s->n_kv &&
-           a->d_k == s->d_k && a->d_v == s->d_v && a->causal == s->causal;
+           a->d_k == s->d_k && a->d_v == s->d_v && a->causal == s->causal && a->scale == s->scale;
 }
 
 typedef struct preset_cells {
@@ -1003,22 +1035,35 @@ static void preset_has_cells(check_tally *t, int all)
             for (int d = 64; d <= 128; d *= 2)
                 want_tensor_cell(t, &pc, all, mha_shape(4096, d, 0), 2, with_one);
     }
-    /* A twin is the same variant and shape at 1 thread, in f32, or (a
-     * causal cell) without the mask. */
+    /* The peaked-attention cell with its usual-scale twin, every fused
+     * variant in its own types (f32; bf16 for a tensor path). */
+    attn_shape peaked = mha_shape(PEAKED_N, 128, 0);
+    peaked.scale = PEAKED_SCALE;
+    want_cell(t, &pc, all, peaked, all, &F32, ATTN_PAIR_USUAL_SCALE);
+    if (tensor_variants() > 0)
+        want_tensor_cell(t, &pc, all, peaked, all, ATTN_PAIR_USUAL_SCALE);
+    /* A twin is the same variant and shape at 1 thread, in f32, (a causal
+     * cell) without the mask, or (a cell with a scale) at the usual one. */
     for (int i = 0; i < pc.n; i++) {
         attn_perf_case twin;
         if (!attn_perf_twin(&pc.cases[i], &twin))
             continue;
         const attn_perf_pair kind = pc.cases[i].pair;
-        const int one = kind == ATTN_PAIR_ONE_THREAD, open = kind == ATTN_PAIR_NON_CAUSAL;
+        const int one = kind == ATTN_PAIR_ONE_THREAD, open = kind == ATTN_PAIR_NON_CAUSAL,
+                  usual = kind == ATTN_PAIR_USUAL_SCALE;
         attn_shape want = pc.cases[i].shape;
         if (open)
             want.causal = 0;
+        if (usual)
+            want.scale = 0.0f;
         CHECK(t,
               same_cell(&twin, &want, one ? 1 : pc.cases[i].threads,
-                        one || open ? &pc.cases[i].types : &F32) &&
-                  twin.pair == ATTN_PAIR_NONE && (!open || pc.cases[i].shape.causal),
-              "all=%d: cell %d's twin is itself at 1 thread, in f32 or non-causal", all, i);
+                        one || open || usual ? &pc.cases[i].types : &F32) &&
+                  twin.pair == ATTN_PAIR_NONE && (!open || pc.cases[i].shape.causal) &&
+                  (!usual || pc.cases[i].shape.scale != 0.0f),
+              "all=%d: cell %d's twin is itself at 1 thread, in f32, non-causal or at the usual "
+              "scale",
+              all, i);
     }
 
     /* Whatever quick's prefill grid becomes, perf-targets follows it. */
@@ -1078,15 +1123,22 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
                 row(var->name, s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k, s->causal,
                     c->threads, (var->family == ATTN_FAMILY_ONLINE ? ns : 2 * ns) * tiles, 95.0,
                     bw ? "bandwidth" : "fma");
+            r.shape.scale = s->scale;
+            if (c->pair == ATTN_PAIR_USUAL_SCALE) { /* timed with its twin, as the matrix does */
+                attn_shape usual = r.shape;
+                usual.scale = 0.0f;
+                r = paired_as(r, &usual, &c->types, c->threads, r.time_ns_median);
+            }
             rows[n++] = typed(r, &c->types);
         }
         if (attn_types_all_f32(&c->types) ||
-            (c->types.q == ATTN_BF16 && c->types.kv == ATTN_BF16 && c->types.o == ATTN_BF16))
-            rows[n++] =
-                typed(peer(row("torch", s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k, s->causal,
-                               c->threads, 4 * ns, 50.0, bw ? "bandwidth" : "fma"),
-                           "avx2", ns),
-                      &c->types);
+            (c->types.q == ATTN_BF16 && c->types.kv == ATTN_BF16 && c->types.o == ATTN_BF16)) {
+            rows[n] = typed(peer(row("torch", s->heads_q, s->heads_kv, s->n_q, s->n_kv, s->d_k,
+                                     s->causal, c->threads, 4 * ns, 50.0, bw ? "bandwidth" : "fma"),
+                                 "avx2", ns),
+                            &c->types);
+            rows[n++].shape.scale = s->scale;
+        }
     }
     int met = 0, evaluated = 0;
     char *r = report_at(rows, n, all, &met, &evaluated);
@@ -1115,6 +1167,7 @@ int main(int argc, char **argv)
     check_paired(&t);
     check_prefill_roof(&t);
     check_causal(&t);
+    check_peaked(&t);
     check_two_threads(&t);
     check_blas(&t);
     check_decode(&t);
