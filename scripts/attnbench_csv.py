@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
 class DataError(Exception):
@@ -229,9 +230,26 @@ def f32_rows(rows):
     return [r for r in rows if is_f32(r)]
 
 
+def scale_of(row):
+    """The cell's own scale, from its case name's `scale=` (perf-targets'
+    peaked-attention cells); 0.0, the default 1/sqrt(d_k), without one."""
+    m = re.search(r"(?:^|,)scale=([^,]+)", row.get("case") or "")
+    try:
+        return float(m.group(1)) if m else 0.0
+    except ValueError:
+        return 0.0
+
+
+def usual_scale(row):
+    """True for a row at the default scale: what the plots and tables
+    compare (a row at a scale of its own has a twin at the usual one)."""
+    return scale_of(row) == 0.0
+
+
 def row_key(row):
-    """What identifies a cell of the matrix: variant, shape, element types, threads."""
-    return (row["variant"], shape_of(row), types_of(row), row["threads"])
+    """What identifies a cell of the matrix: variant, shape, scale, element
+    types, threads."""
+    return (row["variant"], shape_of(row), scale_of(row), types_of(row), row["threads"])
 
 
 def is_ok(row):

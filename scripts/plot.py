@@ -666,7 +666,11 @@ def main(argv=None):
     args = parse_args(argv)
     results = ab.load(args.csv)
     os.makedirs(args.out, exist_ok=True)
-    plots, skipped = build_plots(results.rows)
+    usual = [r for r in results.rows if ab.usual_scale(r)]
+    if len(usual) < len(results.rows):
+        ab.note(f"{len(results.rows) - len(usual)} rows at a scale of their own (scale=) "
+                "left out: each has its twin at the usual scale")
+    plots, skipped = build_plots(usual)
     subtitle = ab.machine_title(results.meta)
     for plot in plots:
         render(plot, subtitle, os.path.join(args.out, plot.filename), args.dpi)
