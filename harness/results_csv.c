@@ -422,6 +422,18 @@ int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t c
         snprintf(err, cap, "empty case");
         return -1;
     }
+    /* The scale has no column: a cell with its own (perf-targets' peaked
+     * one) carries it in its case name, ",scale=<%g>", and is another cell
+     * than the same shape at the default scale (attn_perf_same_cell). */
+    const char *scale = strstr(r->case_name, ",scale=");
+    if (scale) {
+        char *end;
+        r->shape.scale = strtof(scale + 7, &end);
+        if (end == scale + 7 || (*end && *end != ',')) {
+            snprintf(err, cap, "case: '%.60s' has a scale that does not parse", r->case_name);
+            return -1;
+        }
+    }
     return 0;
 }
 

@@ -194,16 +194,11 @@ int attn_shape_arg_add(const char *cmd, const char *value, attn_shape *shapes, a
         fprintf(stderr, "%s: --shape: %s\n", cmd, why);
         return -1;
     }
-    /* verify tells shapes apart by scale and input kind too (its case
-     * names carry both); bench and matrix rows do not. */
+    /* Shapes differ by scale too (case names and cells carry it); verify
+     * tells them apart by input kind as well. */
     for (int i = 0; i < *n; i++) {
-        const int again = attn_perf_same_cell(&s, &shapes[i]) &&
-                          (!data || (kind == data[i] && s.scale == shapes[i].scale));
-        if (again) {
-            fprintf(stderr, "%s: --shape: '%s' is shape %d again%s\n", cmd, value, i + 1,
-                    s.scale != shapes[i].scale
-                        ? " but for its scale (the rows of the two would be one row's)"
-                        : "");
+        if (attn_perf_same_cell(&s, &shapes[i]) && (!data || kind == data[i])) {
+            fprintf(stderr, "%s: --shape: '%s' is shape %d again\n", cmd, value, i + 1);
             return -1;
         }
     }

@@ -25,9 +25,8 @@ int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *da
 
 /* A command's --shape VALUE appended to shapes[*n] (and data[*n] when `data`
  * is non-NULL: verify), at most `cap`; prints "<cmd>: --shape: <why>" and
- * returns -1 when refused, full, or a shape already in the list (without
- * `data`: one that differs only in scale too, since a bench or matrix row
- * does not carry the scale). */
+ * returns -1 when refused, full, or a shape already in the list (the same
+ * cell, scale included; with `data`, of the same input kind too). */
 int attn_shape_arg_add(const char *cmd, const char *value, attn_shape *shapes, attn_data_kind *data,
                        int *n, int cap);
 

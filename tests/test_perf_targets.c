@@ -27,6 +27,7 @@
 #include "cpu_features.h"
 #include "perf_cases.h"
 #include "perf_targets.h"
+#include "results_csv.h"
 #include "variant.h"
 
 static const char *const OK = "\u2713", *const MISS = "\u2717", *const NONE = "-",
@@ -370,6 +371,25 @@ static void check_peaked(check_tally *t)
           "0.95x in its rounds with its usual-scale twin meets 0.9x\n%s", r);
     CHECK(t, line_has(r, avx512, NONE), "no peaked row: not measured\n%s", r);
     free(r);
+    /* Read back from a CSV (a --resume, a report of a file): the scale
+     * comes from the case name, so the row stays the peaked cell and not
+     * its usual twin's. */
+    char line[2048], err[128] = "";
+    attn_result_row back;
+    attn_perf_case_name("xsmm", &xsmm_peaked.shape, &F32, xsmm_peaked.case_name,
+                        sizeof xsmm_peaked.case_name);
+    CHECK(t,
+          attn_results_format(&xsmm_peaked, line, sizeof line) > 0 &&
+              attn_results_parse(line, &back, err, sizeof err) == 0 &&
+              back.shape.scale == PEAKED_SCALE &&
+              attn_perf_same_cell(&back.shape, &xsmm_peaked.shape),
+          "a peaked row read back keeps its scale (%s): %g %s", xsmm_peaked.case_name,
+          (double)back.shape.scale, err);
+    snprintf(xsmm_peaked.case_name, sizeof xsmm_peaked.case_name, "impl=xsmm,B=1,scale=2x");
+    CHECK(t,
+          attn_results_format(&xsmm_peaked, line, sizeof line) > 0 &&
+              attn_results_parse(line, &back, err, sizeof err) != 0 && strstr(err, "scale"),
+          "a scale that does not parse is refused: %s", err);
 }
 
 /* Every fused variant at 2 threads >= 1.9x its own 1-thread speed; the

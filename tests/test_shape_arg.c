@@ -84,8 +84,8 @@ static void check_defaults(check_tally *t)
 }
 
 /* A command's list: each shape once (the same cell spelled twice is
- * refused), at most `cap`; shapes that differ only in scale share a
- * bench/matrix row but are two verify cases. */
+ * refused), at most `cap`; another scale is another cell (its case name
+ * and row carry it), another input kind another verify case. */
 static void check_add(check_tally *t)
 {
     /* Steps on one list of cap 3, in order: the value, whether the list
@@ -97,9 +97,9 @@ static void check_add(check_tally *t)
     } steps[] = {
         {"Hq=8,nq=64,dk=32", 0, 0, 1, "first shape taken"},
         {"Hkv=8,dk=32,nq=64,nkv=64,Hq=8,dv=32", 0, -1, 1, "the same cell spelled otherwise"},
-        {"Hq=8,nq=64,dk=32,scale=0.5", 0, -1, 1, "bench/matrix: differing only in scale"},
-        {"Hq=8,nq=64,dk=32,causal=1", 0, 0, 2, "another cell taken"},
-        {"Hq=8,nq=65,dk=32", 0, 0, 3, "a third"},
+        {"Hq=8,nq=64,dk=32,scale=0.5", 0, 0, 2, "bench/matrix: another scale is another cell"},
+        {"dk=32,Hq=8,nq=64,scale=0.5", 0, -1, 2, "bench/matrix: the same scale again"},
+        {"Hq=8,nq=64,dk=32,causal=1", 0, 0, 3, "a third"},
         {"Hq=8,nq=66,dk=32", 0, -1, 3, "one past cap"},
         {NULL, 1, 0, 0, "verify's list"},
         {"Hq=2,nq=5,dk=4", 1, 0, 1, "verify: taken"},
