@@ -251,6 +251,36 @@ static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, i
         }
 }
 
+/* One side of a variant's ratio against itself: its row at `shape` and
+ * `threads`, named `label` beside its time. */
+typedef struct twin_side {
+    attn_shape shape;
+    int threads;
+    const char *label;
+} twin_side;
+
+/* `variant`'s speed-up from its row `slow` to its row `fast`, both in
+ * `types` (twin_speedup: from fast's rounds with slow when it has them,
+ * else apart), judged against `goal`; `what` names the line. */
+static void twin_target(tally *t, const attn_result_row *rows, int n, const char *variant,
+                        const attn_types *types, twin_side slow, twin_side fast, double goal,
+                        const char *what, const char *target)
+{
+    char achieved[160] = "";
+    const attn_result_row *s = find_typed(rows, n, variant, &slow.shape, types, slow.threads);
+    const attn_result_row *f = find_typed(rows, n, variant, &fast.shape, types, fast.threads);
+    const double ratio = twin_speedup(s, f, &slow.shape, types, slow.threads, slow.label,
+                                      fast.label, achieved, sizeof achieved);
+    verdict(t, ratio >= goal, isfinite(ratio), what, achieved, target);
+}
+
+/* ", bf16" after a target's name when the variant is judged in bf16 (it
+ * takes no f32), "" in f32. */
+static const char *types_suffix(const attn_types *types)
+{
+    return attn_types_all_f32(types) ? "" : ", bf16";
+}
+
 /* Each fused variant's causal row against its own non-causal twin, in the
  * variant's own types (f32, or bf16 for one that takes no f32): the twin
  * timed in the causal row's rounds (perf-targets pairs them), or, from a
@@ -260,7 +290,7 @@ static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, i
  * once, in plain C) only shows here. */
 static void causal_targets(tally *t, const attn_result_row *rows, int n, int all)
 {
-    char what[96], achieved[160] = "", target[64];
+    char what[96], target[64];
     fprintf(t->f,
             "causal against non-causal, each fused variant in its own types (n=%d h8, %d %s):\n",
             TARGET_N, all, thread_word(all));
@@ -271,15 +301,11 @@ static void causal_targets(tally *t, const attn_result_row *rows, int n, int all
             continue;
         const attn_types types = attn_variant_default_types(v);
         for (int32_t d = 128; d >= 64; d /= 2) {
-            const attn_shape open = mha(TARGET_N, d, 0), masked = mha(TARGET_N, d, 1);
-            const attn_result_row *slow = find_typed(rows, n, v->name, &open, &types, all);
-            const attn_result_row *fast = find_typed(rows, n, v->name, &masked, &types, all);
-            achieved[0] = '\0';
-            const double ratio = twin_speedup(slow, fast, &open, &types, all, "non-causal",
-                                              "causal", achieved, sizeof achieved);
+            const twin_side open = {mha(TARGET_N, d, 0), all, "non-causal"},
+                            masked = {mha(TARGET_N, d, 1), all, "causal"};
             snprintf(what, sizeof what, "%s causal vs non-causal, n=%d h8 d%d%s", v->name, TARGET_N,
-                     d, attn_types_all_f32(&types) ? "" : ", bf16");
-            verdict(t, ratio >= causal_speedup, isfinite(ratio), what, achieved, target);
+                     d, types_suffix(&types));
+            twin_target(t, rows, n, v->name, &types, open, masked, causal_speedup, what, target);
         }
     }
 }
@@ -291,28 +317,23 @@ static void causal_targets(tally *t, const attn_result_row *rows, int n, int all
  * cores: 65-86x, before the exps gave +0 there). */
 static void peaked_targets(tally *t, const attn_result_row *rows, int n, int all)
 {
-    char what[96], achieved[160] = "", target[64];
+    char what[96], target[64];
     fprintf(t->f,
             "peaked attention (scale %g) against the usual scale, each fused variant in its own "
             "types (n=%d h8 d128, %d %s):\n",
             (double)PEAKED_SCALE, (int)PEAKED_N, all, thread_word(all));
     snprintf(target, sizeof target, "target >= %.1fx", peaked_speed);
+    twin_side usual = {mha(PEAKED_N, 128, 0), all, "usual"}, peaked = usual;
+    peaked.shape.scale = PEAKED_SCALE;
+    peaked.label = "peaked";
     for (int i = 0; i < attn_variant_table_size; i++) {
         const attn_variant *v = attn_variant_table[i];
         if (!is_fused(v->name))
             continue;
         const attn_types types = attn_variant_default_types(v);
-        const attn_shape usual = mha(PEAKED_N, 128, 0);
-        attn_shape peaked = usual;
-        peaked.scale = PEAKED_SCALE;
-        const attn_result_row *slow = find_typed(rows, n, v->name, &usual, &types, all);
-        const attn_result_row *fast = find_typed(rows, n, v->name, &peaked, &types, all);
-        achieved[0] = '\0';
-        const double ratio = twin_speedup(slow, fast, &usual, &types, all, "usual", "peaked",
-                                          achieved, sizeof achieved);
         snprintf(what, sizeof what, "%s peaked vs usual scale, n=%d h8 d128%s", v->name,
-                 (int)PEAKED_N, attn_types_all_f32(&types) ? "" : ", bf16");
-        verdict(t, ratio >= peaked_speed, isfinite(ratio), what, achieved, target);
+                 (int)PEAKED_N, types_suffix(&types));
+        twin_target(t, rows, n, v->name, &types, usual, peaked, peaked_speed, what, target);
     }
 }
 
@@ -321,7 +342,7 @@ static void peaked_targets(tally *t, const attn_result_row *rows, int n, int all
  * 2 or more; elsewhere these are not measured. */
 static void thread_targets(tally *t, const attn_result_row *rows, int n)
 {
-    char what[96], achieved[96] = "", target[64];
+    char what[96], target[64];
     fprintf(t->f,
             "2 threads against 1, each fused variant in its own types (n=%d h8, non-causal):\n",
             TARGET_N);
@@ -333,15 +354,10 @@ static void thread_targets(tally *t, const attn_result_row *rows, int n)
         /* f32, or bf16 for a variant that takes no f32 (avx512_bf16). */
         const attn_types types = attn_variant_default_types(v);
         for (int32_t d = 128; d >= 64; d /= 2) {
-            const attn_shape s = mha(TARGET_N, d, 0);
-            const attn_result_row *one = find_typed(rows, n, v->name, &s, &types, 1);
-            const attn_result_row *two = find_typed(rows, n, v->name, &s, &types, 2);
-            achieved[0] = '\0';
-            const double ratio =
-                twin_speedup(one, two, &s, &types, 1, "at 1", "at 2", achieved, sizeof achieved);
+            const twin_side one = {mha(TARGET_N, d, 0), 1, "at 1"}, two = {one.shape, 2, "at 2"};
             snprintf(what, sizeof what, "%s 2 threads vs 1, n=%d h8 d%d%s", v->name, TARGET_N, d,
-                     attn_types_all_f32(&types) ? "" : ", bf16");
-            verdict(t, ratio >= threads_speedup, isfinite(ratio), what, achieved, target);
+                     types_suffix(&types));
+            twin_target(t, rows, n, v->name, &types, one, two, threads_speedup, what, target);
         }
     }
 }

@@ -11,10 +11,12 @@
 /* The AVX2 vectorised exp of the softmax weights: e^x for x <= 40, max
  * error 0.59 ulp over [-87.33, 40] (tests/test_exp), +0 below -87.33
  * (attn_exp_x_flush: a normal result or 0, exp_range.h; the last rounding
- * into a subnormal used to reach 0.765 ulp). Larger x give e^40, +inf included: the kernels only
- * pass s·scale - m with m the running max (<= 0 up to a rounding) and m_old - m_new (<= 0), and
- * capping the domain saves a third of the instructions (below). (exp_avx512.h has a shorter one
- * with a 16-entry table, a degree-3 polynomial and vscalefps: 1.06 ulp.)
+ * into a subnormal used to reach 0.765 ulp). Larger x give e^40, +inf
+ * included: the kernels only pass s·scale - m with m the running max
+ * (<= 0 up to a rounding) and m_old - m_new (<= 0), and capping the
+ * domain saves a third of the instructions (below). (exp_avx512.h has a
+ * shorter one with a 16-entry table, a degree-3 polynomial and vscalefps:
+ * 1.06 ulp.)
  *
  *   x = n·ln2/8 + r,  n = round(8x/ln2),  |r| <= ln2/16
  *   e^x = 2^(n>>3) · 2^((n&7)/8) · e^r
@@ -39,8 +41,9 @@
  * (n>>3) + 191 = (n>>3) + 64 + 127. One multiply then rounds once, bit
  * for bit what the full-range form (y · 2^m1 · 2^m2, the exponent split
  * in two to reach +inf at 88.7) gave for the same n: 17 instructions (19
- * with the flush's compare and mask) where that took 24; 1.04x on avx2 at d 64 (Zen 4, 1 thread, n
- * 2048, 4 heads, alternating rounds), within noise at d 128. */
+ * with the flush's compare and mask) where that took 24; 1.04x on avx2 at
+ * d 64 (Zen 4, 1 thread, n 2048, 4 heads, alternating rounds), within
+ * noise at d 128. */
 static const float attn_exp_8_over_ln2 = 11.5415603271117073f;
 static const float attn_exp_ln2_8_hi = 0.086669921875f; /* 0x1.630p-4 */
 static const float attn_exp_ln2_8_lo = -2.6524305e-5f;  /* ln2/8 - hi */

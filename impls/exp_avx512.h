@@ -20,10 +20,11 @@
  * polynomial is within 0.08 ulp at |r| <= ln2/32; vscalefps applies
  * 2^floor(k/16) with a single rounding (overflow to +inf), its zero mask
  * the flush. 12 instructions (13 with the flush's compare) where the
- * 8-entry hi/lo form (0.765 ulp) took 18: measured on attention (1 thread, n = 4096, 8
- * heads) 1.035-1.05x at d = 64, within noise (0.99-1.03x) at d = 128, where the exp is a smaller
- * share of the work. The clamps keep ±inf from meeting the magic constant (inf - inf) and pass NaN
- * through (MAXPS/MINPS return their second operand on NaN). */
+ * 8-entry hi/lo form (0.765 ulp) took 18: measured on attention (1
+ * thread, n = 4096, 8 heads) 1.035-1.05x at d = 64, within noise
+ * (0.99-1.03x) at d = 128, where the exp is a smaller share of the work.
+ * The clamps keep ±inf from meeting the magic constant (inf - inf) and
+ * pass NaN through (MAXPS/MINPS return their second operand on NaN). */
 static const float attn_exp16_table[16] = {
     0x1.000000p+0f, 0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f, 0x1.306fe0p+0f, 0x1.3dea64p+0f,
     0x1.4bfdaep+0f, 0x1.5ab07ep+0f, 0x1.6a09e6p+0f, 0x1.7a1148p+0f, 0x1.8ace54p+0f, 0x1.9c4918p+0f,
