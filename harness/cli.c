@@ -112,3 +112,20 @@ int cli_parse_dtypes(const char *cmd, const char *text, attn_types *out)
         fprintf(stderr, "%s: %s\n", cmd, why);
     return n;
 }
+
+int cli_parse_pages(const char *cmd, const char *text, attn_pages *out)
+{
+    if (attn_pages_parse(text, out) == 0)
+        return 0;
+    fprintf(stderr, "%s: --pages '%s' must be huge or base\n", cmd, text);
+    return -1;
+}
+
+void cli_pages_help(int column)
+{
+    const int pad = column > 12 ? column - 11 : 1;
+    printf("  --pages P%*spages under the inputs, their copies, the workspace and the\n"
+           "%*sread roof's arrays: huge (transparent huge pages by madvise, the\n"
+           "%*sdefault; NumPy gives the peers' arrays the same) or base (4 KiB)\n",
+           pad, "", column, "", column, "");
+}

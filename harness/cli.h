@@ -45,6 +45,14 @@ int cli_parse_double(const char *cmd, const char *flag, const char *text, double
 struct attn_types;
 int cli_parse_dtypes(const char *cmd, const char *text, struct attn_types *out);
 
+/* --pages: "huge" or "base" (big_alloc.h) into *out; prints "<cmd>: --pages
+ * 'x' must be huge or base" and returns -1 on anything else. */
+#include "big_alloc.h"
+int cli_parse_pages(const char *cmd, const char *text, attn_pages *out);
+/* The --pages lines of a command's help, the same in every command, its
+ * text from `column` (where the command's other descriptions start). */
+void cli_pages_help(int column);
+
 /* Appends the variant named `name` to list[*n] (at most `cap`, each once);
  * prints "<cmd>: --variant 'x' is not a variant" and returns -1 when unknown. */
 struct attn_variant;

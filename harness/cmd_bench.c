@@ -35,14 +35,15 @@ struct bench_run {
     bench_item *items;
     int n_items;
     bench_item *current;
-    long llc_bytes; /* memory-bound cells rotate inputs past it */
+    long llc_bytes;   /* memory-bound cells rotate inputs past it */
+    attn_pages pages; /* under the inputs and the workspace */
 };
 
 static void bench_help(void)
 {
     printf("usage: attnbench bench [--variant NAME]... [--preset NAME] [--shape SHAPE]...\n"
            "                       [--threads N]... [--dtype LIST] [--peak FILE.json]\n"
-           "                       [--bw-mib N]\n"
+           "                       [--bw-mib N] [--pages huge|base]\n"
            "                       [Google Benchmark flags]\n\n"
            "Times each variant on the performance shapes of a preset with Google Benchmark\n"
            "(real time). Benchmark names are the canonical case name plus /threads:N, e.g.\n"
@@ -72,12 +73,13 @@ static void bench_help(void)
            "                   (default: the preset's, f32 but for its low-precision rows)\n"
            "  --peak FILE      take peaks from `attnbench peak --out FILE` or a matrix\n"
            "                   .meta.json instead of measuring them at start (~3 s)\n"
-           "  --bw-mib N       MiB per bandwidth array when measuring (default %d)\n"
-           "Google Benchmark flags are passed through, e.g. --benchmark_filter=REGEX,\n"
+           "  --bw-mib N       MiB per bandwidth array when measuring (default %d)\n",
+           ATTN_PEAK_DEFAULT_BW_MIB);
+    cli_pages_help(19);
+    printf("Google Benchmark flags are passed through, e.g. --benchmark_filter=REGEX,\n"
            "--benchmark_repetitions=N, --benchmark_min_time=S, --benchmark_out=FILE\n"
            "--benchmark_out_format=json|csv, --benchmark_list_tests. Anything else is an\n"
-           "error.\n",
-           ATTN_PEAK_DEFAULT_BW_MIB);
+           "error.\n");
 }
 
 static void bench_fn(void *ctx)
@@ -99,7 +101,8 @@ static int bench_setup(void *ctx, char *msg, size_t cap)
         run->current->ready = 0;
         run->current = NULL;
     }
-    if (attn_perf_cell_setup(&it->cell, it->variant, &it->pc, run->llc_bytes, msg, cap) != 0)
+    if (attn_perf_cell_setup(&it->cell, it->variant, &it->pc, run->llc_bytes, run->pages, msg,
+                             cap) != 0)
         return -1;
     int rc = attn_perf_cell_run(&it->cell);
     if (rc != ATTN_OK) {
@@ -124,6 +127,7 @@ typedef struct bench_opts {
     int n_shapes;
     const char *peak_file;
     size_t bw_bytes;
+    attn_pages pages;
     /* What is left for Google Benchmark, argv[0] first. */
     char **gb_argv;
     int gb_argc;
@@ -174,6 +178,9 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
             if (r < 0 || cli_parse_long("bench", "--bw-mib", value, 1, 1 << 20, &x) != 0)
                 return -1;
             o->bw_bytes = (size_t)x << 20;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--pages", &value)) != 0) {
+            if (r < 0 || cli_parse_pages("bench", value, &o->pages) != 0)
+                return -1;
         } else if (strncmp(argv[i], "--benchmark_", 12) == 0 || strncmp(argv[i], "--v=", 4) == 0) {
             o->gb_argv[o->gb_argc++] = argv[i];
         } else {
@@ -190,12 +197,16 @@ static int parse_bench_args(int argc, char **argv, bench_opts *o)
 static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_cases, attn_peak *pk)
 {
     if (o->peak_file) {
-        char err[300];
+        char err[600];
         if (attn_peak_read_json(o->peak_file, pk, err, sizeof err) != 0) {
             fprintf(stderr, "bench: --peak: %s\n", err);
             return -1;
         }
-        return 0;
+        /* Its read roof bounds these rows only when it read the same pages. */
+        int agree = attn_peak_pages_check(pk, o->pages, o->peak_file, err, sizeof err);
+        if (agree != 0)
+            fprintf(stderr, "bench: %s%s\n", agree < 0 ? "--peak: " : "note: ", err);
+        return agree < 0 ? -1 : 0;
     }
     attn_peak_init(pk);
     int bandwidth = 0;
@@ -210,6 +221,7 @@ static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_c
     po.seconds = 0.02;
     if (o->bw_bytes)
         po.bw_array_bytes = o->bw_bytes;
+    po.pages = o->pages;
     fprintf(stderr, "bench: measuring the FMA peak%s (--peak FILE skips this)\n",
             bandwidth ? " and read bandwidth" : "");
     if (attn_peak_measure(pk, &po, NULL) != 0)
@@ -295,7 +307,7 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_USAGE;
         goto done;
     }
-    bench_run run = {items, 0, NULL, m.l3_bytes};
+    bench_run run = {items, 0, NULL, m.l3_bytes, o.pages};
     for (int vi = 0; vi < o.n_variants; vi++) {
         const attn_variant *v = o.variants[vi];
         if (!attn_variant_runnable(v)) {

@@ -33,6 +33,17 @@
 /* Fixed cost per cell (setup, fill, check) for the ETA, in seconds. */
 static const double cell_overhead_s = 0.05;
 
+/* Peaks read from `source` judge this run's rows only when measured on
+ * the same pages (attn_peak_pages_check): -1 refuses. */
+static int pages_agree(const matrix_opts *o, const attn_peak *pk, const char *source)
+{
+    char msg[400];
+    int rc = attn_peak_pages_check(pk, o->pages, source, msg, sizeof msg);
+    if (rc != 0)
+        fprintf(stderr, "matrix: %s%s\n", rc < 0 ? "" : "note: ", msg);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The peaks the rows are judged against: --peak FILE, the meta.json of the
  * run being resumed, or measured now at every thread count the cells use.
  * A thread count the figures lack leaves pct_peak empty. */
@@ -46,14 +57,15 @@ static int matrix_peaks(const matrix_opts *o, const char *meta, const matrix_cel
             fprintf(stderr, "matrix: --peak: %s\n", err);
             return -1;
         }
-        return 0;
+        return pages_agree(o, pk, o->peak_file);
     }
     struct stat st;
     if (o->resume && stat(meta, &st) == 0) {
         if (attn_peak_read_json(meta, pk, err, sizeof err) == 0) {
             fprintf(stderr, "matrix: resuming with the peaks of %s\n", meta);
             *reused_meta = 1;
-            return 0;
+            /* Its rows were measured on the pages its roof was. */
+            return pages_agree(o, pk, meta);
         }
         fprintf(stderr, "matrix: note: %s; measuring the peaks again\n", err);
     }
@@ -66,6 +78,7 @@ static int matrix_peaks(const matrix_opts *o, const char *meta, const matrix_cel
     attn_peak_opts po = attn_peak_default_opts();
     if (o->bw_bytes)
         po.bw_array_bytes = o->bw_bytes;
+    po.pages = o->pages;
     fprintf(stderr, "matrix: measuring the peaks (--peak FILE skips this)\n");
     return attn_peak_measure(pk, &po, stderr);
 }
@@ -311,7 +324,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         matrix_roofs roofs;
         matrix_roofs_init(&roofs, &pk,
                           o->bw_bytes ? o->bw_bytes : attn_peak_default_opts().bw_array_bytes,
-                          m.cores);
+                          o->pages, m.cores);
         matrix_roofs *paired = o->roof_paired ? &roofs : NULL;
         if (run_cells(o, cells, n, &pk, m.cores, paired, in, &rf, &tot,
                       budgeted ? &budget : NULL) != 0)

@@ -14,7 +14,8 @@
 static void peak_help(void)
 {
     printf("usage: attnbench peak [--threads N]... [--repetitions N] [--seconds S]\n"
-           "                      [--bw-mib N] [--no-bandwidth] [--out FILE.json]\n\n"
+           "                      [--bw-mib N] [--pages huge|base] [--no-bandwidth]\n"
+           "                      [--out FILE.json]\n\n"
            "Measures, in this run, the limits every benchmark row is judged against:\n"
            "  fma    fp32 FMA peak in GFLOP/s for each ISA this CPU runs: scalar (portable C,\n"
            "         mulss + addss), avx2 (ymm FMA), avx512 (zmm FMA); per thread the best\n"
@@ -36,8 +37,10 @@ static void peak_help(void)
            "  --bw-mib N        MiB per bandwidth array (default %d; use >= 4x the last-level\n"
            "                    cache so the arrays stream from memory)\n"
            "  --no-bandwidth    skip the bandwidth figures\n"
-           "  --out FILE.json   also write the figures as JSON\n",
+           "  --out FILE.json   also write the figures as JSON (with the pages: bench and\n"
+           "                    matrix --peak FILE refuse a file of other pages)\n",
            ATTN_PEAK_DEFAULT_BW_MIB);
+    cli_pages_help(20);
 }
 
 int cmd_peak(int argc, char **argv)
@@ -76,6 +79,9 @@ int cmd_peak(int argc, char **argv)
             if (r < 0 || cli_parse_long("peak", "--bw-mib", value, 1, 1 << 20, &x) != 0)
                 return EXIT_USAGE;
             o.bw_array_bytes = (size_t)x << 20;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--pages", &value)) != 0) {
+            if (r < 0 || cli_parse_pages("peak", value, &o.pages) != 0)
+                return EXIT_USAGE;
         } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
@@ -103,8 +109,14 @@ int cmd_peak(int argc, char **argv)
                 "peak: note: 3 x %zu MiB arrays are less than 1 GiB and less than 4x the %ld MiB "
                 "last-level cache; bandwidth may be inflated by cache hits (--bw-mib)\n",
                 o.bw_array_bytes >> 20, m.l3_bytes >> 20);
-    printf("peak: %s (%s), %d cores, median of %d repetitions\n", m.model, m.slug, m.cores,
+    char thp[16];
+    attn_thp_policy(thp, sizeof thp);
+    printf("peak: %s (%s), %d cores, median of %d repetitions", m.model, m.slug, m.cores,
            o.repetitions);
+    if (o.bandwidth)
+        printf("; bandwidth arrays on %s pages (the kernel's THP policy: %s)",
+               attn_pages_name(o.pages), thp[0] ? thp : "unknown");
+    printf("\n");
     fflush(stdout);
     int64_t t0 = attn_now_ns();
     if (attn_peak_measure(&pk, &o, stderr) != 0) {

@@ -56,6 +56,7 @@ typedef struct matrix_opts {
     regex_t filter;
     int has_filter;
     long llc_bytes;     /* memory-bound cells rotate inputs past it */
+    attn_pages pages;   /* --pages: under the inputs, workspaces and the roof's arrays */
     matrix_peers peers; /* peers.n = 0: none */
     double budget_s;    /* --budget (full: 30 min unless given); 0: none */
     /* --roof: 1 (paired, the default) judges each row against its roof
@@ -165,6 +166,7 @@ typedef struct matrix_roof_slot {
 typedef struct matrix_roofs {
     const attn_peak *pk;
     size_t bw_bytes;
+    attn_pages pages;
     int max_threads;
     int arrays_state; /* 0: not allocated yet, 1: ready, -1: allocation failed */
     attn_peak_stream arrays;
@@ -172,7 +174,8 @@ typedef struct matrix_roofs {
     matrix_roof_slot slot[MATRIX_ROOF_SLOTS];
 } matrix_roofs;
 
-void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, int max_threads);
+void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, attn_pages pages,
+                       int max_threads);
 /* The probe of a row's roof: the read roof when `bandwidth`, else `roof`,
  * at `threads`. NULL (with *why, when why is not NULL) when it cannot be
  * measured here: the row then keeps the run's roof. */

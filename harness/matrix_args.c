@@ -14,7 +14,7 @@ static void matrix_help(void)
            "                        [--resume | --overwrite]\n"
            "                        [--repetitions N] [--min-time S] [--max-time S]\n"
            "                        [--budget DUR] [--filter REGEX] [--peak FILE.json]\n"
-           "                        [--bw-mib N] [--roof paired|run]\n"
+           "                        [--bw-mib N] [--pages huge|base] [--roof paired|run]\n"
            "                        [--peers LIST] [--peer-python PATH] [--peer-worker PATH]\n"
            "                        [--peer-rounds N]\n"
            "       attnbench matrix --print-columns\n\n"
@@ -36,31 +36,35 @@ static void matrix_help(void)
            "                     default --out results/<cpu slug>-shapes.csv:\n",
            attn_perf_preset_names());
     attn_shape_arg_help(21, 0);
+    printf("  --variant NAME     only this variant (repeatable); default: the preset's\n"
+           "  --threads N        thread count (repeatable); replaces the preset's\n"
+           "  --dtype LIST       element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
+           "                     that type), f16kv, bf16kv (f32 Q and O, a narrow K/V cache),\n"
+           "                     all; every shape at each, replacing the preset's f32 and its\n"
+           "                     own low-precision rows (default: the preset's)\n"
+           "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
+           "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
+           "                     a file that holds rows is refused)\n"
+           "  --resume           keep the rows already in FILE.csv (its header must match)\n"
+           "                     and its meta.json's peaks; run only what is missing\n"
+           "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
+           "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
+           "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
+           "                     least one run; default per preset, 1 for quick)\n"
+           "  --budget DUR       fit the whole run in DUR (30m, 90s, 1.5h, 2h30m): a short\n"
+           "                     calibration, then each cell's repetitions and max time\n"
+           "                     shrunk, cells skipped (most expensive first) only when that\n"
+           "                     is not enough; FILE.plan keeps the plan for --resume\n"
+           "                     (default: none; 30m for the full preset without --shape)\n"
+           "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
+           "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
+           "                     instead of measuring them (~10 s)\n"
+           "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n",
+           ATTN_PEAK_DEFAULT_BW_MIB);
+    cli_pages_help(21);
     printf(
-        "  --variant NAME     only this variant (repeatable); default: the preset's\n"
-        "  --threads N        thread count (repeatable); replaces the preset's\n"
-        "  --dtype LIST       element types, comma-separated: f32, bf16, f16 (Q, K/V, O of\n"
-        "                     that type), f16kv, bf16kv (f32 Q and O, a narrow K/V cache),\n"
-        "                     all; every shape at each, replacing the preset's f32 and its\n"
-        "                     own low-precision rows (default: the preset's)\n"
-        "  --out FILE.csv     default results/<cpu slug>-<preset>.csv\n"
-        "  --overwrite        empty an existing FILE.csv first (without it, or --resume,\n"
-        "                     a file that holds rows is refused)\n"
-        "  --resume           keep the rows already in FILE.csv (its header must match)\n"
-        "                     and its meta.json's peaks; run only what is missing\n"
-        "  --repetitions N    minimum timed repetitions (default per preset, 3 for quick)\n"
-        "  --min-time S       minimum seconds of timed repetitions (default per preset)\n"
-        "  --max-time S       stop repeating a cell after S seconds of timed runs (at\n"
-        "                     least one run; default per preset, 1 for quick)\n"
-        "  --budget DUR       fit the whole run in DUR (30m, 90s, 1.5h, 2h30m): a short\n"
-        "                     calibration, then each cell's repetitions and max time\n"
-        "                     shrunk, cells skipped (most expensive first) only when that\n"
-        "                     is not enough; FILE.plan keeps the plan for --resume\n"
-        "                     (default: none; 30m for the full preset without --shape)\n"
-        "  --filter REGEX     only cells whose case name matches (POSIX extended regex)\n"
-        "  --peak FILE        take peaks from `attnbench peak --out FILE` (or a meta.json)\n"
-        "                     instead of measuring them (~10 s)\n"
-        "  --bw-mib N         MiB per bandwidth array when measuring (default %d)\n"
+        "                     (recorded with the peaks: --peak FILE and --resume refuse a\n"
+        "                     file whose read roof was measured on other pages)\n"
         "  --roof paired|run  what a row's %% of its roof divides by: paired (default) its\n"
         "                     roof's own kernel timed once per round of the row's calls,\n"
         "                     at its thread count, 3 passes at least (the best of them: a\n"
@@ -80,8 +84,7 @@ static void matrix_help(void)
         "  --print-columns    print the CSV's columns and types and exit\n"
         "With --preset perf-targets, the performance targets are printed after the run with the\n"
         "achieved ratio and a check mark. Exit: 0, 1 when a row failed, 2 on bad usage\n"
-        "or an unwritable/foreign --out, 130 when interrupted.\n",
-        ATTN_PEAK_DEFAULT_BW_MIB);
+        "or an unwritable/foreign --out, 130 when interrupted.\n");
 }
 
 int matrix_parse_args(int argc, char **argv, matrix_opts *o)
@@ -183,6 +186,9 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
             if (r < 0 || cli_parse_long("matrix", "--bw-mib", value, 1, 1 << 20, &x) != 0)
                 return -1;
             o->bw_bytes = (size_t)x << 20;
+        } else if ((r = cli_flag_value(argc, argv, &i, "--pages", &value)) != 0) {
+            if (r < 0 || cli_parse_pages("matrix", value, &o->pages) != 0)
+                return -1;
         } else {
             cli_unknown("matrix", argv[i]);
             return -1;

@@ -37,7 +37,7 @@ static int calibrate_one(const matrix_opts *o, const attn_variant *v, attn_shape
         return -1;
     attn_perf_cell cell;
     int64_t t0 = attn_now_ns();
-    if (attn_perf_cell_setup(&cell, v, &pc, o->llc_bytes, why, sizeof why) != 0)
+    if (attn_perf_cell_setup(&cell, v, &pc, o->llc_bytes, o->pages, why, sizeof why) != 0)
         return -1;
     int64_t t1 = attn_now_ns();
     attn_result_row row;

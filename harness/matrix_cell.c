@@ -86,7 +86,7 @@ static int setup_twin(const matrix_opts *o, const matrix_cell *mc, attn_perf_cel
     if (!attn_perf_twin(&mc->pc, &tc) ||
         attn_perf_skip_reason(mc->variant, &tc, &ws, why, sizeof why))
         return 0;
-    if (attn_perf_cell_setup(twin, mc->variant, &tc, o->llc_bytes, why, sizeof why) != 0)
+    if (attn_perf_cell_setup(twin, mc->variant, &tc, o->llc_bytes, o->pages, why, sizeof why) != 0)
         return 0;
     attn_perf_case_name(mc->variant->name, &tc.shape, &tc.types, row->paired_case,
                         sizeof row->paired_case);
@@ -193,7 +193,7 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         return;
     }
     attn_perf_cell cell;
-    if (attn_perf_cell_setup(&cell, v, &mc->pc, o->llc_bytes, why, sizeof why) != 0) {
+    if (attn_perf_cell_setup(&cell, v, &mc->pc, o->llc_bytes, o->pages, why, sizeof why) != 0) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", why);
         return;
     }

@@ -224,7 +224,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     char err[400] = "";
     attn_perf_cell cell;
     const attn_variant *v = best ? attn_find_variant(best->variant) : attn_find_variant("naive");
-    if (attn_perf_cell_setup(&cell, v, pc, o->llc_bytes, err, sizeof err) != 0) {
+    if (attn_perf_cell_setup(&cell, v, pc, o->llc_bytes, o->pages, err, sizeof err) != 0) {
         attn_result_row_set(row, ATTN_ROW_FAILED, "inputs: %s", err);
         return;
     }
@@ -244,8 +244,9 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
            attn_dtype_size(pc->types.kv) * attn_kv_elems(&cell.shape, cell.shape.d_k));
     memcpy(buf.v, cell.v,
            attn_dtype_size(pc->types.kv) * attn_kv_elems(&cell.shape, cell.shape.d_v));
-    int rc = attn_peer_setup(peer, &buf, pc->threads, SETUP_TIMEOUT_MS, row->peer_op,
-                             sizeof row->peer_op, err, sizeof err);
+    const attn_peer_run run = {pc->threads, cell.copies, attn_pages_name(o->pages)};
+    int rc = attn_peer_setup(peer, &buf, &run, SETUP_TIMEOUT_MS, row->peer_op, sizeof row->peer_op,
+                             err, sizeof err);
     timing t = {0};
     if (rc == ATTN_PEER_SKIP) {
         attn_result_row_set(row, ATTN_ROW_SKIPPED, "%s", err);

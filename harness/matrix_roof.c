@@ -9,18 +9,20 @@
  * 0.1-5 s a round). */
 static const double compute_pass_s = 0.02;
 
-void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, int max_threads)
+void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, attn_pages pages,
+                       int max_threads)
 {
     memset(r, 0, sizeof *r);
     r->pk = pk;
     r->bw_bytes = bw_bytes;
+    r->pages = pages;
     r->max_threads = max_threads > 0 ? max_threads : 1;
 }
 
 static int arrays_ready(matrix_roofs *r)
 {
     if (r->arrays_state == 0) {
-        r->arrays_state = attn_peak_stream_alloc(&r->arrays, r->bw_bytes) == 0 ? 1 : -1;
+        r->arrays_state = attn_peak_stream_alloc(&r->arrays, r->bw_bytes, r->pages) == 0 ? 1 : -1;
         if (r->arrays_state == 1)
             attn_peak_stream_touch(&r->arrays, r->max_threads);
     }

@@ -33,6 +33,7 @@ attn_peak_opts attn_peak_default_opts(void)
         .repetitions = 5,
         .seconds = 0.05,
         .bw_array_bytes = (size_t)ATTN_PEAK_DEFAULT_BW_MIB << 20,
+        .pages = ATTN_PAGES_HUGE,
     };
 }
 
@@ -300,13 +301,14 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
 {
     attn_peak_stream arrays;
     if (o->bandwidth) {
-        if (attn_peak_stream_alloc(&arrays, o->bw_array_bytes) != 0) {
+        if (attn_peak_stream_alloc(&arrays, o->bw_array_bytes, o->pages) != 0) {
             fprintf(stderr, "peak: cannot allocate 3 arrays of %zu bytes for bandwidth\n",
                     o->bw_array_bytes);
             return -1;
         }
         int most = pk->n_threads ? pk->threads[pk->n_threads - 1] : 1;
         attn_peak_stream_touch(&arrays, most);
+        snprintf(pk->pages, sizeof pk->pages, "%s", attn_pages_name(o->pages));
     }
     for (int ti = 0; ti < pk->n_threads; ti++) {
         int t = pk->threads[ti];

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "big_alloc.h"
 #include "variant.h" /* attn_roof */
 
 typedef enum attn_isa { ATTN_ISA_SCALAR, ATTN_ISA_AVX2, ATTN_ISA_AVX512, ATTN_ISA_COUNT } attn_isa;
@@ -45,6 +46,9 @@ typedef struct attn_peak {
     /* bf16 GFLOP/s (2 per multiply-add of a bf16 pair), best of several
      * kernels; NaN where the CPU lacks the instructions. */
     double bf16_gflops[ATTN_BF16_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    /* The pages under the bandwidth arrays (attn_pages_name), "" when not
+     * measured or read from a file written before runs chose them. */
+    char pages[8];
 } attn_peak;
 
 typedef struct attn_peak_opts {
@@ -52,9 +56,11 @@ typedef struct attn_peak_opts {
     int repetitions;         /* per figure; the median is kept */
     double seconds;          /* target length of one FMA / exp repetition */
     size_t bw_array_bytes;   /* bytes per array; triad uses 3, read reads all 3 */
+    attn_pages pages;        /* under the arrays: the rows' pages (big_alloc.h) */
 } attn_peak_opts;
 
-/* Default: everything, 5 repetitions, 0.05 s each, 512 MiB arrays. */
+/* Default: everything, 5 repetitions, 0.05 s each, 512 MiB arrays on huge
+ * pages. */
 attn_peak_opts attn_peak_default_opts(void);
 enum { ATTN_PEAK_DEFAULT_BW_MIB = 512 };
 
@@ -125,6 +131,12 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent);
 /* Reads a file written by `attnbench peak --out` or a matrix .meta.json
  * (its "peak" member) into `pk`. Returns 0, or -1 with `err` set. */
 int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap);
+/* Whether peaks read from `source` (a file name) may judge rows measured
+ * on `pages`: 0 when their read roof was measured on the same pages; 1
+ * (a note in `msg`) when the file does not say; -1 (the refusal in `msg`)
+ * when it names other pages, whose roof is no bound for these rows. */
+int attn_peak_pages_check(const attn_peak *pk, attn_pages pages, const char *source, char *msg,
+                          size_t cap);
 
 /* The JSON reader under attn_peak_read_json, for other small documents
  * (the peer workers' replies): it walks one JSON value and hands every

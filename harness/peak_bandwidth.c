@@ -95,14 +95,12 @@ static double stream_pass(const read_kernel *k, float *a, float *b, float *c, si
     return (double)(attn_now_ns() - t0) * 1e-9;
 }
 
-int attn_peak_stream_alloc(attn_peak_stream *s, size_t bytes)
+int attn_peak_stream_alloc(attn_peak_stream *s, size_t bytes, attn_pages pages)
 {
-    const size_t huge = (size_t)2 << 20;
     s->n = bytes / sizeof(float) < 16 ? 16 : bytes / sizeof(float);
-    size_t alloc = (s->n * sizeof(float) + huge - 1) & ~(huge - 1);
-    s->a = aligned_alloc(huge, alloc);
-    s->b = aligned_alloc(huge, alloc);
-    s->c = aligned_alloc(huge, alloc);
+    s->a = attn_big_alloc(s->n * sizeof(float), pages);
+    s->b = attn_big_alloc(s->n * sizeof(float), pages);
+    s->c = attn_big_alloc(s->n * sizeof(float), pages);
     if (s->a && s->b && s->c)
         return 0;
     free(s->a);
@@ -199,7 +197,7 @@ int attn_peak_measure_bandwidth(size_t bytes, int threads, int reps, double *rea
                                 double *triad_gbs, char *read_kernel_name)
 {
     attn_peak_stream s;
-    if (attn_peak_stream_alloc(&s, bytes) != 0)
+    if (attn_peak_stream_alloc(&s, bytes, attn_peak_default_opts().pages) != 0)
         return -1;
     attn_peak_stream_touch(&s, threads);
     attn_peak_stream_measure(&s, threads, reps, read_gbs, triad_gbs, read_kernel_name);

@@ -2,7 +2,8 @@
  *   {"fma_gflops": {"scalar": {"1": 9.8, "2": 19.5}, ...},
  *    "exp_gelem_per_s": {"expf": {"1": 0.4}, ...},
  *    "read_gbytes_per_s": {"1": 20.1, "2": 30.2},
- *    "triad_gbytes_per_s": {"1": 15.0, "2": 22.0}}
+ *    "triad_gbytes_per_s": {"1": 15.0, "2": 22.0},
+ *    "pages": "huge"}
  * The reader is a small recursive-descent JSON parser (attn_json_walk, also
  * used by the peer client) that hands every scalar to a visitor with its
  * path of keys; it accepts the peak object at the top level or as the
@@ -90,6 +91,8 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     fprintf(f, "}");
     fprintf(f, ",\n%*s\"triad_gbytes_per_s\": ", in, "");
     write_thread_map(f, pk, pk->triad_gbytes_per_s);
+    if (pk->pages[0])
+        fprintf(f, ",\n%*s\"pages\": \"%s\"", in, "", pk->pages);
     fprintf(f, "\n%*s}", indent, "");
 }
 
@@ -294,13 +297,19 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
                         const attn_json_value *v)
 {
     peak_reader *r = ctx;
-    if (v->kind != ATTN_JSON_NUMBER)
-        return;
-    const double x = v->number;
     int base = r->prefix[0] ? 1 : 0;
     if (base && (depth < 1 || strcmp(path[0], r->prefix) != 0))
         return;
     int n = depth - base;
+    if (v->kind == ATTN_JSON_STRING && n == 1 && strcmp(path[base], "pages") == 0) {
+        attn_pages pages;
+        if (attn_pages_parse(v->text, &pages) == 0) /* else unknown, as when absent */
+            snprintf(r->pk->pages, sizeof r->pk->pages, "%s", attn_pages_name(pages));
+        return;
+    }
+    if (v->kind != ATTN_JSON_NUMBER)
+        return;
+    const double x = v->number;
     const char *k[ATTN_JSON_MAX_DEPTH] = {0};
     for (int i = 0; i < n; i++)
         k[i] = path[base + i];
@@ -374,6 +383,30 @@ static char *slurp(const char *path, size_t *len)
         *len = n;
     }
     return buf;
+}
+
+int attn_peak_pages_check(const attn_peak *pk, attn_pages pages, const char *source, char *msg,
+                          size_t cap)
+{
+    const char *want = attn_pages_name(pages);
+    if (cap)
+        msg[0] = '\0';
+    if (!pk->pages[0]) {
+        snprintf(msg, cap,
+                 "%s does not say which pages its read roof was measured on (written before "
+                 "runs chose them; then: the system's default); this run's inputs are on %s "
+                 "pages",
+                 source, want);
+        return 1;
+    }
+    if (strcmp(pk->pages, want) != 0) {
+        snprintf(msg, cap,
+                 "%s: its read roof was measured on %s pages, this run's inputs would be on %s "
+                 "pages (--pages %s measures like it)",
+                 source, pk->pages, want, pk->pages);
+        return -1;
+    }
+    return 0;
 }
 
 int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap)

@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "big_alloc.h"
+
 typedef float (*attn_peak_fma_fn)(long rounds);
 
 typedef struct attn_peak_fma_kernel {
@@ -76,14 +78,14 @@ float attn_peak_read_avx2_blocks(const float *const *arrays, int n_arrays, size_
                                  size_t ahead);
 void attn_peak_triad(float *a, const float *b, const float *c, float s, size_t n);
 
-/* Three arrays of `bytes` each, 2 MiB aligned so the kernel can back them
- * with huge pages (peak_bandwidth.c); touched first by the team that
- * measures. */
+/* Three arrays of `bytes` each on `pages` (big_alloc.h: the pages the
+ * rows' inputs get, so the roof reads what they read); touched first by
+ * the team that measures. */
 typedef struct attn_peak_stream {
     float *a, *b, *c;
     size_t n;
 } attn_peak_stream;
-int attn_peak_stream_alloc(attn_peak_stream *s, size_t bytes);
+int attn_peak_stream_alloc(attn_peak_stream *s, size_t bytes, attn_pages pages);
 void attn_peak_stream_touch(attn_peak_stream *s, int threads);
 /* read: the best of the read kernels (its name to read_kernel, cap 32,
  * when not NULL); triad as information. */

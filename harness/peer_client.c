@@ -591,30 +591,37 @@ const char *attn_peer_version(const attn_peer *p)
     return p ? p->version : "";
 }
 
-int attn_peer_setup(attn_peer *p, const attn_peer_buffer *b, int threads, int timeout_ms, char *op,
-                    size_t op_cap, char *err, size_t cap)
+int attn_peer_setup(attn_peer *p, const attn_peer_buffer *b, const attn_peer_run *run,
+                    int timeout_ms, char *op, size_t op_cap, char *err, size_t cap)
 {
     if (op_cap)
         op[0] = '\0';
-    if (!p || !b || !b->base || threads < 1 || timeout_ms < 1) {
+    if (!p || !b || !b->base || !run || run->threads < 1 || run->copies < 1 ||
+        run->copies > ATTN_PEER_MAX_COPIES || timeout_ms < 1 ||
+        (run->pages && strcmp(run->pages, "huge") != 0 && strcmp(run->pages, "base") != 0)) {
         snprintf(err, cap,
-                 "peer setup: needs a started peer, a created buffer, threads >= 1 and "
-                 "a timeout");
+                 "peer setup: needs a started peer, a created buffer, threads >= 1, copies "
+                 "from 1 to %d, pages huge, base or NULL, and a timeout",
+                 ATTN_PEER_MAX_COPIES);
         return ATTN_PEER_EINVAL;
     }
+    const int threads = run->threads;
     if (shape_problem(&b->shape, err, cap) != 0)
         return ATTN_PEER_EINVAL;
     const attn_shape *s = &b->shape;
-    char request[1024];
+    char request[1152];
     snprintf(request, sizeof request,
              "{\"cmd\": \"setup\", \"shape\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, "
              "\"n_q\": %d, \"n_kv\": %d, \"d_k\": %d, \"d_v\": %d, \"causal\": %d, \"scale\": "
              "%.9g}, \"threads\": %d, \"types\": {\"q\": \"%s\", \"kv\": \"%s\", \"o\": \"%s\"}, "
-             "\"buffer\": \"%s\", \"offsets\": {\"q\": %zu, \"k\": %zu, \"v\": %zu, \"o\": %zu}}\n",
+             "\"buffer\": \"%s\", \"offsets\": {\"q\": %zu, \"k\": %zu, \"v\": %zu, \"o\": %zu}, "
+             "\"copies\": %d%s%s%s}\n",
              (int)s->batch, (int)s->heads_q, (int)s->heads_kv, (int)s->n_q, (int)s->n_kv,
              (int)s->d_k, (int)s->d_v, (int)s->causal, (double)s->scale, threads,
              attn_peer_type_name(b->types.q), attn_peer_type_name(b->types.kv),
-             attn_peer_type_name(b->types.o), b->path, b->off_q, b->off_k, b->off_v, b->off_o);
+             attn_peer_type_name(b->types.o), b->path, b->off_q, b->off_k, b->off_v, b->off_o,
+             run->copies, run->pages ? ", \"pages\": \"" : "", run->pages ? run->pages : "",
+             run->pages ? "\"" : "");
     reply r = {0};
     int rc = exchange(p, request, "setup", timeout_ms, &r, err, cap);
     if (rc != ATTN_PEER_OK)

@@ -73,13 +73,25 @@ int attn_peer_start(const attn_peer_opts *o, attn_peer **out, char *err, size_t 
 pid_t attn_peer_pid(const attn_peer *p);
 const char *attn_peer_version(const attn_peer *p); /* the library's, from hello */
 
+/* How a set-up problem runs: on `threads` threads; its calls rotating
+ * through `copies` copies of the inputs (1 to 64; decode cells take as
+ * many as the variants' rows do, perf_cell.h, so neither side is served
+ * from a cache the other streams past); the worker's own arrays on
+ * `pages` ("huge" or "base", big_alloc.h; NULL leaves NumPy's default). */
+enum { ATTN_PEER_MAX_COPIES = 64 };
+typedef struct attn_peer_run {
+    int threads;
+    int copies;
+    const char *pages;
+} attn_peer_run;
+
 /* Sends setup for the problem in `b` (its shape has a resolved scale, not
- * 0) on `threads` threads: the worker builds its inputs, runs once and
+ * 0), run as `run` says: the worker builds its inputs, runs once and
  * writes that output into b->o. OK fills `op` with exactly what the worker
  * calls; ATTN_PEER_SKIP fills `err` with why it cannot compute this exact
  * problem. timeout_ms covers building, compiling and the one call. */
-int attn_peer_setup(attn_peer *p, const attn_peer_buffer *b, int threads, int timeout_ms, char *op,
-                    size_t op_cap, char *err, size_t cap);
+int attn_peer_setup(attn_peer *p, const attn_peer_buffer *b, const attn_peer_run *run,
+                    int timeout_ms, char *op, size_t op_cap, char *err, size_t cap);
 
 /* `reps` calls of the set-up problem, each timed alone by the worker:
  * ns[0..reps) in nanoseconds. */

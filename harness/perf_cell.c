@@ -71,10 +71,9 @@ static size_t copy_stride(size_t n, int32_t t)
     return (n * attn_dtype_size(t) + 63) & ~(size_t)63;
 }
 
-static void *alloc_copies(size_t stride, int copies)
+static void *alloc_copies(size_t stride, int copies, attn_pages pages)
 {
-    size_t bytes = stride * (size_t)copies;
-    return aligned_alloc(64, bytes ? bytes : 64);
+    return attn_big_alloc(stride * (size_t)copies, pages);
 }
 
 /* The f32 data of one tensor rounded to nearest even into its type, in
@@ -117,7 +116,7 @@ static attn_shape fill_inputs(attn_perf_cell *c)
 }
 
 int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_perf_case *pc,
-                         long llc_bytes, char *why, size_t cap)
+                         long llc_bytes, attn_pages pages, char *why, size_t cap)
 {
     const attn_shape *s = &pc->shape;
     memset(c, 0, sizeof *c);
@@ -130,10 +129,10 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_pe
     c->k_stride = copy_stride(attn_kv_elems(s, s->d_k), c->types.kv);
     c->v_stride = copy_stride(attn_kv_elems(s, s->d_v), c->types.kv);
     c->o_stride = copy_stride(attn_o_elems(s), c->types.o);
-    c->q = alloc_copies(c->q_stride, c->copies);
-    c->k = alloc_copies(c->k_stride, c->copies);
-    c->v = alloc_copies(c->v_stride, c->copies);
-    c->o = alloc_copies(c->o_stride, c->copies);
+    c->q = alloc_copies(c->q_stride, c->copies, pages);
+    c->k = alloc_copies(c->k_stride, c->copies, pages);
+    c->v = alloc_copies(c->v_stride, c->copies, pages);
+    c->o = alloc_copies(c->o_stride, c->copies, pages);
     if (!c->q || !c->k || !c->v || !c->o) {
         snprintf(why, cap, "cannot allocate the inputs (%d copies)", c->copies);
         attn_perf_cell_free(c);
@@ -160,7 +159,7 @@ int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_pe
         return -1;
     }
     /* Never NULL, like the dispatcher's, even for an empty workspace. */
-    c->workspace = aligned_alloc(64, ((c->workspace_bytes + 63) & ~(size_t)63) + 64);
+    c->workspace = attn_big_alloc(c->workspace_bytes + 64, pages);
     if (!c->workspace) {
         snprintf(why, cap, "cannot allocate %zu bytes of workspace", c->workspace_bytes);
         attn_perf_cell_free(c);

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 
+#include "big_alloc.h"
 #include "perf_cases.h"
 #include "variant.h"
 
@@ -57,11 +58,12 @@ int attn_perf_skip_reason(const attn_variant *v, const attn_perf_case *pc, size_
 int attn_perf_copies(const attn_shape *s, const attn_types *t, long llc_bytes);
 
 /* Allocates 64-byte aligned Q, K, V, O of the case's types
- * (attn_perf_copies of them) and the workspace, fills Q, K, V with N(0, 1)
+ * (attn_perf_copies of them) and the workspace, on `pages` (big_alloc.h:
+ * the roof's arrays must be on the same), fills Q, K, V with N(0, 1)
  * data (cases.h, seed 1) rounded to those types and touches everything.
  * Returns 0, or -1 with `why` set. */
 int attn_perf_cell_setup(attn_perf_cell *c, const attn_variant *v, const attn_perf_case *pc,
-                         long llc_bytes, char *why, size_t cap);
+                         long llc_bytes, attn_pages pages, char *why, size_t cap);
 
 /* One call of the variant on the cell's next copy. Returns what run()
  * returns. */

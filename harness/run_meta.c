@@ -151,6 +151,13 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
     fprintf(f, ",\n  \"cores\": %d, \"threads_max\": %d,\n", m.cores, omp_get_num_procs());
     fprintf(f, "  \"cache\": {\"l1d_bytes\": %ld, \"l2_bytes\": %ld, \"l3_bytes\": %ld},\n",
             m.l1d_bytes, m.l2_bytes, m.l3_bytes);
+    /* The pages the run asked for are the peak's "pages"; this is what
+     * the kernel does with such a request. */
+    char thp[16];
+    attn_thp_policy(thp, sizeof thp);
+    fprintf(f, "  \"thp_policy\": ");
+    json_string(f, thp);
+    fprintf(f, ",\n");
     fprintf(f, "  \"compiler\": ");
     json_string(f, ATTN_COMPILER);
     fprintf(f, ", \"c_flags\": ");

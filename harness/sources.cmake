@@ -16,6 +16,7 @@ set(ATTNBENCH_SOURCES
   harness/timer.c
   harness/perf_cases.c
   harness/perf_cell.c
+  harness/big_alloc.c
   harness/peak.c
   harness/peak_json.c
   harness/peak_scalar.c

@@ -70,6 +70,23 @@ for case, field in [(CASE.replace("dk=16", "dk=16,foo=3"), "'foo'"),
           f"bad case {case}: exit 2 naming {field}", r)
 r = ab("--rounds", "0")
 check(r.returncode == 2 and "--rounds" in r.stderr, "--rounds 0", r)
+for bad in ("0", "65"):
+    r = ab("--copies", bad)
+    check(r.returncode == 2 and f"--copies {bad}: from 1 to 64" in r.stderr, f"--copies {bad}", r)
+r = ab("--pages", "4k")
+check(r.returncode == 2 and "--pages" in r.stderr and "Traceback" not in r.stderr, "--pages 4k", r)
+# Decode (n_q <= 16) rotates copies past the last-level cache, as bench and
+# the matrix do; prefill uses one; both say so, and on which pages.
+r = ab()
+m = re.search(r"(\d+) copies of the inputs on huge pages", r.stdout)
+check(r.returncode == 0 and m is not None and int(m.group(1)) > 1,
+      "a decode case rotates copies on huge pages", r)
+r = ab("--copies", "3", "--pages", "base")
+check(r.returncode == 0 and "3 copies of the inputs on base pages" in r.stdout,
+      "--copies 3 --pages base", r)
+r = ab(case=BIG.replace("naive", "blocked"))
+check(r.returncode == 0 and "1 copy of the inputs on huge pages" in r.stdout,
+      "a prefill case: one copy", r)
 r = subprocess.run([sys.executable, AB, "--a", LIB + ".missing", "--b", LIB, "--case", CASE],
                    capture_output=True, text=True, timeout=60)
 check(r.returncode == 2 and ".missing" in r.stderr, "a missing library", r)

@@ -4,8 +4,8 @@
 # whole rows only, and --resume completes them; a torn last
 # line (a kill mid-write) is dropped on --resume; --resume finishes without
 # duplicates; the element types are part of a row's identity (an f32 row
-# never stands for a bf16kv cell of the same shape); a foreign CSV is
-# refused with exit 2.
+# never stands for a bf16kv cell of the same shape); a resume on pages other
+# than its roof's and a foreign CSV are refused with exit 2.
 #   test_matrix_resume.sh ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR
 set -u
 attnbench=$1 python=$2 checker=$3 peak=$4 dir=$5
@@ -48,6 +48,14 @@ grep -q "interrupted" cut.log || note "no interruption message"
 total=$(($(wc -l <full.csv) - 1))
 ((rows >= 2 && rows < total)) || note "interrupted with $rows of $total rows"
 "$python" "$checker" whole-rows cut.csv || fail=1
+# Its rows were measured on the pages its meta.json's roof was: resuming on
+# other pages is refused, and leaves the file as it was.
+before=$(md5sum <cut.csv)
+"$attnbench" matrix --preset test --bw-mib 64 --resume --pages base --out cut.csv >pages.log 2>&1
+code=$?
+((code == 2)) || note "--resume on other pages exited $code, want 2"
+grep -q "its read roof was measured on huge pages" pages.log || note "no pages refusal: $(tail -2 pages.log)"
+[[ $(md5sum <cut.csv) == "$before" ]] || note "the refused resume changed cut.csv"
 
 # SIGKILL cannot be caught: every row already written must still be whole
 # (one write() per row), and --resume must finish the same set of rows.

@@ -92,6 +92,7 @@ int main(void)
     pk.read_gbytes_per_s[0] = 9.5;
     pk.read_gbytes_per_s[1] = 20.0;
     pk.triad_gbytes_per_s[1] = 18.0;
+    snprintf(pk.pages, sizeof pk.pages, "base");
     const char *path = "test_peak_roundtrip.json";
     FILE *f = fopen(path, "w");
     CHECK(&t, f != NULL, "cannot write %s", path);
@@ -113,6 +114,21 @@ int main(void)
         CHECK(&t, back.exp_gelem_per_s[ATTN_EXP_LIBM][0] == 0.5, "exp read back");
         CHECK(&t, back.read_gbytes_per_s[1] == 20.0 && back.triad_gbytes_per_s[1] == 18.0,
               "bandwidth read back");
+        /* The pages its read roof was measured on travel with it, and only
+         * rows on the same pages may be judged against it. */
+        CHECK(&t, strcmp(back.pages, "base") == 0, "pages read back: '%s'", back.pages);
+        char msg[400];
+        CHECK(&t, attn_peak_pages_check(&back, ATTN_PAGES_BASE, path, msg, sizeof msg) == 0,
+              "same pages agree: %s", msg);
+        CHECK(&t,
+              attn_peak_pages_check(&back, ATTN_PAGES_HUGE, path, msg, sizeof msg) == -1 &&
+                  strstr(msg, "measured on base pages") && strstr(msg, "--pages base"),
+              "other pages refused, saying how to match: %s", msg);
+        back.pages[0] = '\0'; /* a file from before runs chose pages */
+        CHECK(&t,
+              attn_peak_pages_check(&back, ATTN_PAGES_HUGE, path, msg, sizeof msg) == 1 &&
+                  strstr(msg, "does not say"),
+              "unknown pages a note: %s", msg);
         remove(path);
     }
     char err[300];

@@ -22,6 +22,44 @@ class ProblemError(ValueError):
     """The setup request does not describe a valid problem."""
 
 
+# Copies of the inputs a cell's calls may rotate through (the client's
+# ATTN_PEER_MAX_COPIES).
+MAX_COPIES = 64
+
+
+def _hugepage_switch():
+    """NumPy's switch for madvise(MADV_HUGEPAGE) on its big arrays (>= 4 MiB),
+    under numpy._core (2.x) or numpy.core (1.x); None when it has none."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            module = __import__(name, fromlist=["_set_madvise_hugepage"])
+        except ImportError:
+            continue
+        switch = getattr(module, "_set_madvise_hugepage", None)
+        if switch is not None:
+            return switch
+    return None
+
+
+def use_pages(pages):
+    """The pages under the arrays made from now on: "huge" (NumPy asks for
+    transparent huge pages, its default on Linux), "base" (it does not), or
+    None (NumPy's default, unchanged). The attnbench side's inputs are on
+    the same (harness/big_alloc.h), so a peer and a variant read their K/V
+    through the same TLB reach. Arrays a library allocates inside itself
+    follow that library's allocator."""
+    if pages is None:
+        return
+    if pages not in ("huge", "base"):
+        raise ProblemError(f"pages = {pages!r} must be huge or base")
+    switch = _hugepage_switch()
+    if switch is None:
+        if pages == "base":
+            return  # a NumPy that never advises: base pages already
+        raise ProblemError("this NumPy cannot ask for huge pages (no _set_madvise_hugepage)")
+    switch(pages == "huge")
+
+
 @dataclass(frozen=True)
 class Shape:
     batch: int

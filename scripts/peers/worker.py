@@ -36,14 +36,26 @@ class Worker:
         self.name = name
         self.module = module
         self.channel = channel
-        self.adapter = None
+        self.adapters = []  # one per copy of the inputs; calls take them in turn
+        self.next = 0
         self.buffer = None
+
+    @property
+    def adapter(self):
+        return self.adapters[0] if self.adapters else None
+
+    def call_next(self):
+        """One call, on the next copy's adapter (decode: inputs rotated past the caches)."""
+        adapter = self.adapters[self.next]
+        self.next = (self.next + 1) % len(self.adapters)
+        adapter.call()
 
     def reply(self, obj):
         protocol.send(self.channel, obj)
 
     def drop(self):
-        self.adapter = None  # its tensors may be views of the buffer: release first
+        self.adapters = []  # their tensors may be views of the buffer: release first
+        self.next = 0
         if self.buffer is not None:
             self.buffer.close()
             self.buffer = None
@@ -54,12 +66,26 @@ class Worker:
         threads = req.get("threads")
         if not isinstance(threads, int) or threads < 1:
             raise layout.ProblemError(f"threads = {threads!r} must be a whole number >= 1")
+        copies = req.get("copies", 1)
+        if not isinstance(copies, int) or not 1 <= copies <= layout.MAX_COPIES:
+            raise layout.ProblemError(f"copies = {copies!r} must be a whole number from 1 to "
+                                      f"{layout.MAX_COPIES}")
+        # Before any array of this cell exists: NumPy advises huge pages
+        # (or not) as it allocates.
+        layout.use_pages(req.get("pages"))
         self.buffer = layout.SharedBuffer(req.get("buffer"), shape, req.get("types"), req.get("offsets"))
-        adapter = self.module.Adapter(shape, self.buffer.types, threads)
-        op = adapter.build(self.buffer)
-        adapter.call()  # the untimed call whose output goes back to the client
-        self.buffer.write_o(adapter.output(), already_storage=True)
-        self.adapter = adapter
+        adapters = []
+        for copy in range(copies):
+            # Each builds from private copies of the buffer's inputs (read()).
+            adapter = self.module.Adapter(shape, self.buffer.types, threads)
+            op = adapter.build(self.buffer)
+            adapter.call()  # untimed: the first's output goes back to the client
+            if copy == 0:
+                self.buffer.write_o(adapter.output(), already_storage=True)
+            adapters.append(adapter)
+        self.adapters = adapters
+        if copies > 1:
+            op += f"; {copies} copies of the inputs, called in turn"
         return {"ok": True, "op": op}
 
     def timed(self, req, empty):
@@ -70,8 +96,9 @@ class Worker:
             return {"ok": True, "ns": protocol.timed_calls(protocol.empty_call, reps)}
         if self.adapter is None:
             raise layout.ProblemError("'time' before a successful 'setup'")
+        call = self.adapter.call if len(self.adapters) == 1 else self.call_next
         with self.adapter.timing_context():
-            ns = protocol.timed_calls(self.adapter.call, reps)
+            ns = protocol.timed_calls(call, reps)
         return {"ok": True, "ns": ns}
 
     def handle(self, line):

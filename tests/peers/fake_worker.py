@@ -54,8 +54,9 @@ def setup(req):
     struct.pack_into(f"<{n_o}f", m, off, *[q0 + e for e in range(n_o)])
     m.close()
     shape = ",".join(f"{k}={s[k]}" for k in ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "d_k", "d_v", "causal"))
+    run = f",copies={req['copies']},pages={req.get('pages', 'default')}"
     return {"ok": True, "op": f"fake({shape},scale={s['scale']},threads={req['threads']},"
-                              f"types={t['q']}/{t['kv']}/{t['o']})"}
+                              f"types={t['q']}/{t['kv']}/{t['o']}{run})"}
 
 
 def main():

@@ -149,8 +149,9 @@ def make_inputs(shape, type_name, seed):
     return values, storage
 
 
-def run_case(worker, shape, type_name="f32", threads=1, seed=0):
-    """setup through a fresh /dev/shm buffer: (reply, O as float32 or None, inputs)."""
+def run_case(worker, shape, type_name="f32", threads=1, seed=0, **extra):
+    """setup through a fresh /dev/shm buffer: (reply, O as float32 or None, inputs);
+    `extra` goes into the request as it is (copies, pages)."""
     values, storage = make_inputs(shape, type_name, seed)
     item = 4 if type_name == "f32" else 2
     o_elems = shape["batch"] * shape["heads_q"] * shape["n_q"] * shape["d_v"]
@@ -168,7 +169,7 @@ def run_case(worker, shape, type_name="f32", threads=1, seed=0):
         f.flush()
         reply = worker.ask({"cmd": "setup", "shape": shape, "threads": threads,
                             "types": {"q": type_name, "kv": type_name, "o": type_name},
-                            "buffer": f.name, "offsets": offsets})
+                            "buffer": f.name, "offsets": offsets, **extra})
         f.seek(offsets["o"])
         raw = f.read(o_elems * item)
     dims = (shape["batch"], shape["heads_q"], shape["n_q"], shape["d_v"])
@@ -257,6 +258,28 @@ class PeerCases:
             self.assertTrue(r["ok"], r)
             self.assertEqual(len(r["ns"]), 5)
             self.assertTrue(all(isinstance(n, int) and n > 0 for n in r["ns"]), r)
+
+    def test_copies_and_pages(self):
+        """A decode cell's calls rotate through copies of the inputs, each
+        on the pages asked for; the first copy's O is what is checked."""
+        shape = shape_dict(CASES["gqa"])
+        for pages in ("base", "huge"):
+            with self.subTest(pages=pages):
+                reply, o, x = run_case(self.worker, shape, copies=3, pages=pages)
+                self.assertTrue(reply.get("ok"), reply)
+                self.assertTrue(reply["op"].endswith("; 3 copies of the inputs, called in turn"),
+                                reply["op"])
+                want = reference(x["q"], x["k"], x["v"], shape)
+                self.assertTrue(within(o, want, x["v"], "f32")[0])
+                r = self.worker.ask({"cmd": "time", "reps": 7})
+                self.assertTrue(r["ok"] and len(r["ns"]) == 7, r)
+        for bad, word in ((dict(copies=0), "copies"), (dict(copies=65), "copies"),
+                          (dict(copies="2"), "copies"), (dict(pages="giant"), "pages")):
+            with self.subTest(bad=bad):
+                reply, _, _ = run_case(self.worker, shape, **bad)
+                self.assertEqual(reply.get("ok"), False, reply)
+                self.assertIn(word, reply.get("error", ""), reply)
+        self.assertTrue(self.worker.ask({"cmd": "empty", "reps": 1})["ok"], "still serving")
 
     def test_errors_keep_the_worker(self):
         r = self.worker.ask({"cmd": "setup", "shape": dict(shape_dict(CASES["mha"]), scale=0), "threads": 1,

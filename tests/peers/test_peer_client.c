@@ -59,17 +59,27 @@ static void round_trip(check_tally *t, const char *mode)
     pid_t pid = attn_peer_pid(p);
     CHECK(t, pid > 0, "pid %ld", (long)pid);
 
-    rc = attn_peer_setup(p, &b, 2, 5000, op, sizeof op, err, sizeof err);
+    const attn_peer_run run = {2, 3, "base"};
+    rc = attn_peer_setup(p, &b, &run, 5000, op, sizeof op, err, sizeof err);
     CHECK(t, rc == ATTN_PEER_OK, "setup: %d %s", rc, err);
     CHECK(t,
           strcmp(op, "fake(batch=1,heads_q=4,heads_kv=2,n_q=3,n_kv=5,d_k=8,d_v=6,causal=1,"
-                     "scale=0.125,threads=2,types=f32/f32/f32)") == 0,
+                     "scale=0.125,threads=2,types=f32/f32/f32,copies=3,pages=base)") == 0,
           "the request as the worker read it: %s", op);
     const float *o = b.o;
     int o_ok = 1;
     for (int e = 0; e < 4 * 3 * 6; e++)
         o_ok &= o[e] == 0.5f + (float)e;
     CHECK(t, o_ok, "O written through the shared buffer (o[1] = %g)", (double)o[1]);
+    /* Refused before anything is sent (the handle stays usable). */
+    const attn_peer_run bad[] = {
+        {2, 0, NULL}, {2, ATTN_PEER_MAX_COPIES + 1, NULL}, {2, 1, "giant"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = attn_peer_setup(p, &b, &bad[i], 5000, op, sizeof op, err, sizeof err);
+        CHECK(t, rc == ATTN_PEER_EINVAL && strstr(err, "copies from 1 to 64"),
+              "run {threads %d, copies %d, pages %s} refused: %d %s", bad[i].threads, bad[i].copies,
+              bad[i].pages ? bad[i].pages : "NULL", rc, err);
+    }
 
     int64_t ns[5] = {0};
     rc = attn_peer_time(p, 5, 5000, ns, err, sizeof err);
@@ -108,7 +118,8 @@ static void broken_setup(check_tally *t, const char *mode, int timeout_ms, int w
     }
     pid_t pid = attn_peer_pid(p);
     int64_t t0 = attn_now_ns();
-    rc = attn_peer_setup(p, &b, 1, timeout_ms, op, sizeof op, err, sizeof err);
+    const attn_peer_run run = {1, 1, NULL};
+    rc = attn_peer_setup(p, &b, &run, timeout_ms, op, sizeof op, err, sizeof err);
     double secs = (double)(attn_now_ns() - t0) * 1e-9;
     CHECK(t, rc == want_rc, "%s: setup gave %d, want %d (%s)", mode, rc, want_rc, err);
     CHECK(t, strstr(err, want_text) != NULL, "%s: message '%s' should say '%s'", mode, err,
@@ -138,7 +149,8 @@ static void skips(check_tally *t)
     rc = start("skipper", &p, err, sizeof err);
     CHECK(t, rc == ATTN_PEER_OK, "skipper: start %d %s", rc, err);
     if (p) {
-        rc = attn_peer_setup(p, &b, 1, 5000, op, sizeof op, err, sizeof err);
+        const attn_peer_run run = {1, 1, NULL};
+        rc = attn_peer_setup(p, &b, &run, 5000, op, sizeof op, err, sizeof err);
         CHECK(t,
               rc == ATTN_PEER_SKIP && strcmp(err, "fake cannot compute exactly this problem") == 0,
               "skipper: %d '%s'", rc, err);

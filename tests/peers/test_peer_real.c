@@ -93,8 +93,11 @@ int main(int argc, char **argv)
         if (rc != ATTN_PEER_OK)
             continue;
         memset(b.o, 0xFF, no * sizeof(float)); /* NaN: a peer writing nothing fails */
-        rc = attn_peer_setup(p[i], &b, 2, 120000, op, sizeof op, err, sizeof err);
-        CHECK(&t, rc == ATTN_PEER_OK, "%s: setup %d %s", peers[i], rc, err);
+        /* Two copies called in turn, as a decode cell's (the first's O is checked). */
+        const attn_peer_run run = {2, 2, "huge"};
+        rc = attn_peer_setup(p[i], &b, &run, 120000, op, sizeof op, err, sizeof err);
+        CHECK(&t, rc == ATTN_PEER_OK && strstr(op, "; 2 copies of the inputs, called in turn"),
+              "%s: setup %d %s (op: %s)", peers[i], rc, err, op);
         double worst = 0;
         int nan = 0;
         for (size_t e = 0; e < no; e++) {
