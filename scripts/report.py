@@ -102,6 +102,19 @@ def section_notes(out_dir):
         return [f.read().rstrip()]
 
 
+def pages_text(meta):
+    """The pages under every big buffer of the run (the peak's "pages") and
+    the kernel's THP policy, or None for a sidecar from before runs chose."""
+    pages = (meta.get("peak") or {}).get("pages")
+    if not pages:
+        return None
+    text = {"huge": "transparent huge pages asked for (madvise)",
+            "base": "4 KiB pages (MADV_NOHUGEPAGE)"}.get(pages, str(pages))
+    policy = meta.get("thp_policy")
+    return f"{text}, under the inputs, workspaces and the read roof's arrays" + (
+        f"; the kernel's THP policy: {policy}" if policy else "")
+
+
 def section_machine(meta, csv_paths=()):
     if not meta:
         # The sidecar's name follows the CSV's (FILE.csv -> FILE.meta.json):
@@ -124,6 +137,7 @@ def section_machine(meta, csv_paths=()):
         ("features detected", meta.get("features_detected")),
         ("features used", meta.get("features_used")),
         ("CPU feature mask", meta.get("cpu_mask") or "none"), ("caches", caches),
+        ("pages", pages_text(meta)),
         ("compiler", meta.get("compiler")),
         ("C flags", f"`{meta['c_flags']}`" if meta.get("c_flags") else None),
         ("build type", meta.get("build_type")), ("libraries", libraries),

@@ -141,6 +141,20 @@ class ReportCases(unittest.TestCase):
         self.assertEqual(report.accuracy_status(rows),
                          "**FAILED** in 1 of 2 cells run, 2 skipped (needs avx512f)")
 
+    def test_pages_in_the_machine_table(self):
+        """The pages under the run's buffers are part of how it was measured:
+        the page says which, and the kernel's policy; an older sidecar
+        without them gets no line (not a guess)."""
+        import report
+        huge = {"peak": {"pages": "huge"}, "thp_policy": "madvise"}
+        text = "\n".join(report.section_machine(huge))
+        self.assertRegex(text, r"\| pages \| transparent huge pages asked for \(madvise\).*"
+                               r"THP policy: madvise \|")
+        text = "\n".join(report.section_machine({"peak": {"pages": "base"}}))
+        self.assertIn("| pages | 4 KiB pages (MADV_NOHUGEPAGE)", text)
+        self.assertNotIn("THP policy", text)
+        self.assertNotIn("| pages |", "\n".join(report.section_machine({"peak": {}, "cores": 2})))
+
     def test_no_sidecar_names_the_csvs_own(self):
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "model-shapes.csv")
