@@ -66,17 +66,13 @@ static inline int32_t min32(int32_t a, int32_t b)
  * prefetches, 32-34 GB/s with the span's (37-38 and 30 without the FMAs). */
 enum { MAX_NZ = 8, FEW_PREFETCH = 8192 };
 
-/* 16-element V vectors of type T in one 64-byte line, so that P·V asks
- * for each line once: f16/bf16 V prefetched at every vector asked for
- * each line twice, and the extra prefetches took load slots from the
- * FMAs' loads. One a line, on a Sapphire Rapids (Hq 32 / Hkv 8, n_kv
- * 32768, d 128, alternating rounds of one process): f16 1.06x and bf16
- * 1.03x at 2 threads, f16 1.07x at 1; MHA bf16 0.99x (noise). */
-static inline int few_vectors_a_line(const int T)
-{
-    return T == ATTN_F32 ? 1 : 2;
-}
-
+/* P·V prefetches V at every 16-element vector, so an f16/bf16 line (two
+ * such vectors) is asked for twice. Asking once a line measured 1.06x
+ * faster (f16, 2 threads) in rounds that called one copy of the inputs
+ * over and over, partly from the L3. In rounds rotating 8 copies on huge
+ * pages, as bench and the matrix time decode, asking twice was the
+ * faster: 1.03-1.06x at 1 thread, 0.99-1.04x at 2 (f16; bf16 1.02x), on
+ * a Sapphire Rapids (Hq 32 / Hkv 8, n_kv 32768, d 128). */
 static inline __m512i lane_index(void)
 {
     return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -313,7 +309,7 @@ FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, in
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += R) {
         __m512 v[MAX_NZ];
         if (r0 == 0)
-            for (int z = 0; z < nz; z += few_vectors_a_line(T))
+            for (int z = 0; z < nz; z++)
                 _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T1);
         for (int z = 0; z < nz; z++)
             v[z] = in_register(z == nz - 1 && (T == ATTN_F32 || last != 0xffff)
@@ -362,7 +358,7 @@ FLASH_INLINE void few_accumulate_wide(const flash_tile *t, int32_t j0, int32_t n
     size_t vr = (size_t)(j0 - t->kv_row0) * d_v + LANES * (size_t)z0;
     const float *p = t->scores;
     for (int32_t j = 0; j < nb; j++, vr += (size_t)d_v, p += RW) {
-        for (int z = 0; z < NW; z += few_vectors_a_line(T))
+        for (int z = 0; z < NW; z++)
             _mm_prefetch(flash_byte_at(vb, vr + LANES * z, T) + FEW_PREFETCH, _MM_HINT_T1);
         __mmask16 vis[RW];
         for (int r = 0; r < RW; r++)
