@@ -21,7 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "peak.h" /* attn_json_walk */
+#include "big_alloc.h" /* attn_pages_parse: the run's pages */
+#include "peak.h"      /* attn_json_walk */
 #include "timer.h"
 
 extern char **environ;
@@ -596,9 +597,10 @@ int attn_peer_setup(attn_peer *p, const attn_peer_buffer *b, const attn_peer_run
 {
     if (op_cap)
         op[0] = '\0';
+    attn_pages pages;
     if (!p || !b || !b->base || !run || run->threads < 1 || run->copies < 1 ||
         run->copies > ATTN_PEER_MAX_COPIES || timeout_ms < 1 ||
-        (run->pages && strcmp(run->pages, "huge") != 0 && strcmp(run->pages, "base") != 0)) {
+        (run->pages && attn_pages_parse(run->pages, &pages) != 0)) {
         snprintf(err, cap,
                  "peer setup: needs a started peer, a created buffer, threads >= 1, copies "
                  "from 1 to %d, pages huge, base or NULL, and a timeout",

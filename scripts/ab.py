@@ -19,8 +19,8 @@ Decode cells (n_q <= 16) rotate through copies of Q, K, V and O spanning
 twice the last-level cache, as bench and the matrix do (--copies N to say
 how many): one copy called over and over is served partly from the L3,
 and a change then looks faster or slower against a bandwidth no model's
-decode sees (one copy of an f16 KV cache of 134 MB ran 1.55x faster here
-than eight in rotation on a Sapphire Rapids with a large L3). The arrays
+decode sees (one copy of an f16 KV cache of 134 MB ran 1.22x faster than
+eight in rotation on a Sapphire Rapids with a large L3). The arrays
 are on huge pages (--pages base: 4 KiB), as bench's and the matrix's are.
 
 --case is a canonical case name (verify, bench and the matrix CSV print
@@ -45,6 +45,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_csv as abcsv  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import layout  # noqa: E402  (NumPy's huge-page switch, shared with the peer workers)
 
 # Bad usage raises DataError: abcsv.run_cli makes it one line and exit 2.
 UsageError = abcsv.DataError
@@ -276,14 +279,12 @@ def main(argv):
 
 
 def use_pages(pages):
-    """NumPy asks for transparent huge pages on arrays of 4 MiB or more
-    (its default on Linux) or not, as the harness's --pages does."""
-    switch = getattr(np._core.multiarray, "_set_madvise_hugepage", None)
-    if switch is None:
-        if pages == "huge":
-            raise UsageError("--pages huge: this NumPy cannot ask for huge pages")
-        return
-    switch(pages == "huge")
+    """The peer workers' switch (scripts/peers/layout.py): NumPy's arrays of
+    4 MiB or more on huge pages or not, as the harness's --pages."""
+    try:
+        layout.use_pages(pages)
+    except layout.ProblemError as e:
+        raise UsageError(f"--pages {pages}: {e}") from None
 
 
 def run(args, variant, shape, types, lib_a, lib_b):
