@@ -1,6 +1,7 @@
 /* Key blocks from the caches and the head size (flash_key_block in
  * flash_driver.c, avx512's caps in flash_avx512_tiles.h), the groups of
- * tiles that share a staged block (flash_group_tiles), the cache sizes
+ * tiles that share a staged block (flash_group_tiles), the order the
+ * schedule hands units out in (flash_unit_at), the cache sizes
  * behind them (attn_cpu_decode_caches on CPUID descriptor tables of three
  * machines), and avx512's results at the edges of the blocks this machine
  * picks: a decode or prefill whose keys end one short of, at, and one past
@@ -145,6 +146,36 @@ static void check_groups(check_tally *t)
     }
 }
 
+/* The schedule's order (flash_unit_at): a permutation of the units that
+ * keeps heads in order and their units together; causal, each head's
+ * units last row first (by hand for 3 heads of 4); otherwise row order. */
+static void check_unit_order(check_tally *t)
+{
+    static const int64_t causal_3x4[12] = {3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8};
+    for (int64_t i = 0; i < 12; i++) {
+        CHECK(t, flash_unit_at(1, 12, 3, i) == causal_3x4[i], "causal, 3 heads of 4: %lld -> %lld",
+              (long long)i, (long long)flash_unit_at(1, 12, 3, i));
+        CHECK(t, flash_unit_at(0, 12, 3, i) == i, "not causal: %lld -> %lld", (long long)i,
+              (long long)flash_unit_at(0, 12, 3, i));
+    }
+    enum { MOST = 64 * 7 };
+    for (int64_t heads = 1; heads <= 7; heads++)
+        for (int64_t per = 1; per <= 64; per += 7) {
+            const int64_t units = heads * per;
+            unsigned char seen[MOST] = {0};
+            int ok = 1;
+            for (int64_t i = 0; i < units; i++) {
+                const int64_t u = flash_unit_at(1, units, heads, i);
+                ok &= u >= 0 && u < units && !seen[u] && u / per == i / per &&
+                      (i % per == 0 || u == flash_unit_at(1, units, heads, i - 1) - 1);
+                if (u >= 0 && u < units)
+                    seen[u] = 1;
+            }
+            CHECK(t, ok, "causal, %lld heads of %lld units: not each head's units once, last first",
+                  (long long)heads, (long long)per);
+        }
+}
+
 /* A CPUID deterministic-cache table: EAX, EBX, ECX per subleaf, then type 0. */
 typedef struct cache_table {
     const uint32_t (*rows)[3];
@@ -252,6 +283,7 @@ int main(void)
     check_tally t = {0};
     check_rule(&t);
     check_groups(&t);
+    check_unit_order(&t);
     check_decode(&t);
     check_edges(&t);
     return check_report("key_blocks", &t);
