@@ -10,8 +10,8 @@
  * layout without a shuffle:
  *   Sᵀ = K·Qᵀ  A: 16 keys x 32 of d_k, K's bf16 rows read where they are;
  *              B: 16 pairs of d_k x 16 query rows, Q packed once per tile
- *              into pairs (bf16_pack_q: word [c][r] = q[r][2c], q[r][2c+1],
- *              exactly the VNNI layout tdpbf16ps reads); C: 16 keys x 16
+ *              into pairs (bf16_pack_q_rows: word [c][r] = q[r][2c],
+ *              q[r][2c+1], exactly the VNNI layout tdpbf16ps reads); C: 16 keys x 16
  *              rows stored into the block's scores[key][row];
  *   softmax    avx512_bf16's on those scores (scaled, masked, row max, exp,
  *              two keys' rounded weights packed per lane as P pairs, which
@@ -73,33 +73,6 @@ _Static_assert(KV_BLOCK % TKEYS == 0 && KV_BLOCK % 16 == 0, "whole chunks");
 
 /* ---- staging ----------------------------------------------------------- */
 
-/* Words (r[0..15]) as a 16 x 16 matrix of 32-bit words, transposed. */
-static inline void transpose_words(__m512i r[16])
-{
-    __m512i t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    __m512i u[4][4]; /* u[k][i]: lane L holds column 4L + k of rows 4i..4i+3 */
-    for (int i = 0; i < 4; i++) {
-        u[0][i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[1][i] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[2][i] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[3][i] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int k = 0; k < 4; k++) {
-        __m512i a = _mm512_shuffle_i32x4(u[k][0], u[k][1], 0x88);
-        __m512i b = _mm512_shuffle_i32x4(u[k][0], u[k][1], 0xDD);
-        __m512i c = _mm512_shuffle_i32x4(u[k][2], u[k][3], 0x88);
-        __m512i d = _mm512_shuffle_i32x4(u[k][2], u[k][3], 0xDD);
-        r[k] = _mm512_shuffle_i32x4(a, c, 0x88);
-        r[4 + k] = _mm512_shuffle_i32x4(b, d, 0x88);
-        r[8 + k] = _mm512_shuffle_i32x4(a, c, 0xDD);
-        r[12 + k] = _mm512_shuffle_i32x4(b, d, 0xDD);
-    }
-}
-
 /* Vᵀ of keys [0, nb) of a block: vt[c][j] = v[j][c] (bf16), rows ld keys
  * apart; an odd nb's pad key nb is 0, so the pair word of the last key
  * never holds an unwritten half. 32 keys x 16 columns at a time: 16 key
@@ -118,7 +91,7 @@ static void stage_vt(const uint16_t *v, int32_t nb, int32_t d_v, int32_t ld, uin
                 __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(a + d_v)));
                 w[jj] = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
             }
-            transpose_words(w);
+            bf16_transpose_words(w);
             for (int i = 0; i < 16; i++)
                 _mm512_storeu_si512(vt + (size_t)(c + i) * ld + j, w[i]);
         }
@@ -403,6 +376,7 @@ static const flash_geometry amx_geometry = {
     .few_reads = attn_avx512_bf16_decode_reads,
     .stage = amx_stage,
     .pack_q = bf16_pack_q,
+    .pack_q_rows = bf16_pack_q_rows,
 };
 
 static int amx_workspace(const attn_problem *p, size_t *bytes)

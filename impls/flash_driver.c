@@ -292,8 +292,9 @@ static void pack_transposed(const attn_problem *p, const flash_plan *pl, const t
             qt[e] = sign * qt[e];
 }
 
-/* Packs the tile's queries (transposed, or row-major for few) and the keys
- * each row sees; returns the most keys any row sees. */
+/* Packs the tile's queries (transposed, or row-major for few; qt NULL:
+ * not at all) and the keys each row sees; returns the most keys any row
+ * sees. */
 static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task_rows *t, float *qt,
                          int32_t *seen, int32_t *seen_min)
 {
@@ -313,7 +314,7 @@ static int32_t pack_tile(const attn_problem *p, const flash_plan *pl, const task
             for (int32_t c = 0; c < d_k; c++)
                 row[c] = sign * row[c];
         }
-    } else {
+    } else if (qt) {
         pack_transposed(p, pl, t, sign, qt);
     }
     for (int32_t r = 0; r < t->nvalid; r++) {
@@ -482,8 +483,10 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
                              int32_t *seen, float *state)
 {
     *t = locate(p, pl, task);
+    const int rows_direct =
+        g->pack_q_rows && p->types.q == ATTN_BF16 && !pl->few && pl->rows <= FLASH_MAX_VECTORS * 16;
     int32_t seen_min;
-    int32_t seen_max = pack_tile(p, pl, t, qt, seen, &seen_min);
+    int32_t seen_max = pack_tile(p, pl, t, rows_direct ? NULL : qt, seen, &seen_min);
     init_state(pl, state);
     const int32_t kv_block = pl->kv_block;
     int64_t blocks = ceil_div(seen_max, kv_block);
@@ -514,8 +517,17 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,
     };
-    if (g->pack_q && !pl->few)
+    if (rows_direct) {
+        const uint16_t *rows[FLASH_MAX_VECTORS * 16];
+        for (int32_t r = 0; r < t->nvalid; r++) {
+            int32_t i, h;
+            row_source(p, t, r, &i, &h);
+            rows[r] = (const uint16_t *)attn_q_head(p, t->b, h) + (size_t)i * p->shape.d_k;
+        }
+        g->pack_q_rows(&tile, rows, t->nvalid, p->scale < 0.0f, qt);
+    } else if (g->pack_q && !pl->few) {
         g->pack_q(&tile, qt);
+    }
     return tile;
 }
 

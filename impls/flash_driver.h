@@ -156,6 +156,12 @@ typedef struct flash_geometry {
      * f32, padding rows 0) in place into the block kernels' layout, once
      * per tile before its first block (NULL: kept as they are). */
     void (*pack_q)(const flash_tile *t, float *qt);
+    /* NULL, or with bf16 Q what the driver's transpose and pack_q together
+     * leave in qt, made straight from the rows: rows[r] is tile row r's
+     * bf16 query (r < nvalid; the rest are padding, 0), negated when
+     * `negate` (a negative scale). Once per tile, instead of both. */
+    void (*pack_q_rows)(const flash_tile *t, const uint16_t *const *rows, int32_t nvalid,
+                        int negate, float *qt);
 } flash_geometry;
 
 /* One tile's work for the kernel. Arrays indexed [..][rows] have row stride
