@@ -363,7 +363,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
                     "under-measures this CPU (listed in %s)\n",
                     exceeded, o->out, meta);
         if (o->preset == PERF_TARGETS && !o->n_shapes) {
-            attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, NULL);
+            attn_perf_targets_report(stdout, rf.rows, rf.n_rows, m.cores, &pk, NULL);
             /* The memory target needs a process per probe (its figure is the
              * process's peak): run unless a --filter leaves out "rss". */
             const char *streaming[MATRIX_MAX_VARIANTS + 1];

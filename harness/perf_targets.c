@@ -1,6 +1,7 @@
 #include "perf_targets.h"
 
 #include "cases.h"
+#include "cpu_features.h"
 #include "peak.h"
 #include "perf_cases.h"
 #include "variant.h"
@@ -543,6 +544,90 @@ static void decode_targets(tally *t, const attn_result_row *rows, int n, int all
         }
 }
 
+/* The narrower ISA family on a CPU that runs both: a fused variant built
+ * for AVX2 and not AVX-512 (avx2) when the run's roof is AVX-512's. Its
+ * rows' pct_peak is against that roof, the machine's, which it cannot
+ * reach; the targets hold it to its own ISA's roof instead, and to the
+ * same read roof. */
+static int other_family(const attn_variant *v)
+{
+    return v->family == ATTN_FAMILY_ONLINE && (v->required_features & ATTN_CPU_AVX2) &&
+           !(v->required_features & ATTN_CPU_AVX512F);
+}
+
+/* The AVX2 roof over the AVX-512 one at `threads` in the peak of the
+ * run's start: what a row's paired AVX-512 roof scales by to become its
+ * AVX2 roof (both FMA ports move together when a neighbour takes the
+ * core); NaN when either is missing. */
+static double avx2_roof_ratio(const attn_peak *pk, int threads)
+{
+    const int at = pk ? attn_peak_index(pk, threads) : -1;
+    if (at < 0)
+        return NAN;
+    const double wide = pk->fma_gflops[ATTN_ISA_AVX512][at],
+                 narrow = pk->fma_gflops[ATTN_ISA_AVX2][at];
+    return wide > 0 && narrow > 0 ? narrow / wide : NAN;
+}
+
+/* One row of the other family against its own roof: prefill against its
+ * ISA's FMA roof (pct_peak over the ratio), decode against the read roof
+ * (pct_peak as it is). A figure over 100 % says its roof under-measures
+ * this CPU: no verdict. */
+static void other_family_target(tally *t, const attn_result_row *rows, int n, const char *variant,
+                                const attn_shape *s, int threads, double ratio, double want)
+{
+    char what[96], label[64], achieved[160] = "", target[64];
+    const int bw = attn_perf_bandwidth_bound(s);
+    const attn_result_row *r = find(rows, n, variant, s, threads);
+    const double pct = !r || !isfinite(r->pct_peak) ? NAN : bw ? r->pct_peak : r->pct_peak / ratio;
+    const char *roof = bw ? "read roof" : "AVX2 FMA roof";
+    shape_label(s, label, sizeof label);
+    snprintf(what, sizeof what, "%s %s %s, %d %s", variant, bw ? "decode" : "prefill", label,
+             threads, thread_word(threads));
+    if (isfinite(pct))
+        snprintf(achieved, sizeof achieved, "%.1f%% of the %d-thread %s%s", pct, threads, roof,
+                 bw ? "" : " (its AVX-512 roof scaled)");
+    snprintf(target, sizeof target, "target >= %.0f%% of the %s", want, roof);
+    if (isfinite(pct) && (pct > 100.0 || (bw ? t->read_roof_exceeded : t->fma_roof_exceeded)))
+        refused(t, what, achieved, roof);
+    else
+        verdict(t, isfinite(pct) && pct >= want, isfinite(pct), what, achieved, target);
+}
+
+/* The roof and decode targets once more for the other ISA family's fused
+ * variants, on a CPU that runs both (the issue's "AVX2 and AVX-512
+ * alike"): nothing when the run's peak has no AVX-512 and AVX2 roofs. */
+static void other_family_targets(tally *t, const attn_result_row *rows, int n, int all,
+                                 const attn_peak *pk)
+{
+    const double ratio_all = avx2_roof_ratio(pk, all), ratio_one = avx2_roof_ratio(pk, 1);
+    if (!isfinite(ratio_all) || !isfinite(ratio_one))
+        return;
+    fprintf(t->f,
+            "the other ISA family on this CPU, each against its own roofs (AVX2: the row's "
+            "AVX-512 roof times the run start's AVX2 / AVX-512 ratio, %.2f at %d %s):\n",
+            ratio_all, all, thread_word(all));
+    for (int i = 0; i < attn_variant_table_size; i++) {
+        const attn_variant *v = attn_variant_table[i];
+        if (!other_family(v))
+            continue;
+        const int thread_counts[2] = {all, 1};
+        for (int k = 0; k < (all > 1 ? 2 : 1); k++)
+            for (int32_t d = 128; d >= 64; d /= 2) {
+                const attn_shape s = mha(TARGET_N, d, 0);
+                const int threads = thread_counts[k];
+                other_family_target(t, rows, n, v->name, &s, threads,
+                                    threads == all ? ratio_all : ratio_one,
+                                    d == 128 ? prefill_pct_d128 : prefill_pct_d64);
+            }
+        for (int h = 0; h < N_DECODE_HEADS; h++)
+            for (int k = 0; k < N_DECODE_KV; k++) {
+                const attn_shape s = decode_shape(decode_heads_kv[h], decode_kv[k]);
+                other_family_target(t, rows, n, v->name, &s, all, ratio_all, decode_pct);
+            }
+    }
+}
+
 /* The widest vector exp this CPU runs (peak's exp kinds, masks
  * included): what "the ISA's own vector exp" is here; NULL: none. */
 static const char *widest_vector_exp(void)
@@ -723,7 +808,8 @@ static void peer_targets(tally *t, const attn_result_row *rows, int n, int all,
         }
 }
 
-int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int all, int *evaluated)
+int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int all,
+                             const attn_peak *pk, int *evaluated)
 {
     tally t = {f, 0, 0, 0, 0, 0};
     for (int i = 0; i < n; i++)
@@ -743,6 +829,7 @@ int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int al
     thread_targets(&t, rows, n);
     blas_targets(&t, rows, n, all, shapes, n_shapes);
     decode_targets(&t, rows, n, all);
+    other_family_targets(&t, rows, n, all, pk);
     exp_target(&t);
     low_precision_targets(&t, rows, n, all);
     tensor_targets(&t, rows, n, all);

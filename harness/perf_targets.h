@@ -13,6 +13,10 @@
  *   decode 1 x 4096..32768, Hq32/Hkv8 and Hq32/Hkv32, d128 >= 90% of the
  *   read roof
  *   xsmm's softmax calls a vector exp on this CPU, not glibc's expf
+ * and, on a CPU that runs AVX-512 and AVX2 (pk, the run's start peak,
+ * has both roofs; NULL: not judged), the AVX2 family's fused variants
+ * against their own FMA roof (the same 85 % / 80 %, at all threads and 1)
+ * and the read roof (the same decode shapes, >= 90 %)
  * against the frameworks (rows of matrix --peers: attnbench's fastest
  * variant against the fastest peer, from the rounds the two alternated):
  *   >= 1.2x on every prefill shape of perf-targets and quick with n >= 512
@@ -30,6 +34,7 @@
 
 #include <stdio.h>
 
+#include "peak.h"
 #include "results_csv.h"
 
 /* Prints one line per target: ✓ or ✗ (or "-" when its rows are missing
@@ -38,6 +43,6 @@
  * Returns how many targets were met; *evaluated gets how many had the rows
  * to judge. */
 int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n_rows, int all,
-                             int *evaluated);
+                             const attn_peak *pk, int *evaluated);
 
 #endif
