@@ -47,6 +47,7 @@
 
 #include "amx_tiles.h"
 #include "cpu_features.h"
+#include "flash_amx_blocks.h"
 #include "flash_avx512_decode.h"
 #include "flash_driver.h"
 #include "vec_avx512.h"
@@ -58,18 +59,9 @@
 /* A tile: 16 rows of 64 bytes (16 f32, or 32 bf16 = 16 pairs). */
 enum { TROWS = 16, TPAIRS = 16, TKEYS = 32 };
 
-/* Keys per block: a multiple of a tile's 32 keys (P·V's chunks) and of 16
- * (the decode kernel's key groups). Each block loads, rescales and stores
- * every accumulator tile once (a tile store costs ~40 cycles here, 2.5
- * tdpbf16ps), so the longer the block the less that weighs; its scores
- * (64 rows x 256 keys, 64 KiB) live in L2. Measured against 128 keys
- * (alternating rounds, Sapphire Rapids, 2 threads, bf16): n 4096 8 heads
- * d 128 1.11x, d 64 1.02x, causal d 128 1.05x, GQA 32/8 n 1024 causal
- * 1.07x, n_q 512 / n_kv 2048 d 80 1.04x; 256 keys: 1.035x / 1.00x.
- * 256 is kept: verify sweeps n and d over 2·keys + a prime, and at 512
- * its full set took 260 s (900 s and a timeout under ASan), at 256 100 s. */
-enum { KV_BLOCK = 256 };
+enum { KV_BLOCK = AMX_KV_BLOCK };
 _Static_assert(KV_BLOCK % TKEYS == 0 && KV_BLOCK % 16 == 0, "whole chunks");
+_Static_assert(AMX_LONG_KV_BLOCK % KV_BLOCK == 0, "whole blocks");
 
 /* ---- staging ----------------------------------------------------------- */
 
@@ -370,6 +362,8 @@ static const flash_geometry amx_geometry = {
     .lanes = LANES,
     .max_rows = LANES * MAX_VECTORS,
     .kv_block = KV_BLOCK,
+    .long_kv_block = AMX_LONG_KV_BLOCK,
+    .long_kv_from = AMX_LONG_KV_FROM,
     .blocks = flash_blocks,
     .few_rows = ATTN_AVX512_DECODE_ROWS,
     .few_kernel = attn_avx512_bf16_decode_kernel,

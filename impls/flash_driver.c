@@ -143,7 +143,9 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
     }
     pl->tasks = (int64_t)s->batch * s->heads_kv * pl->tiles_per_head;
     pl->kv_block = g->kv_block;
-    if (g->block_rule) {
+    if (g->long_kv_block && !pl->few && s->n_kv >= g->long_kv_from)
+        pl->kv_block = g->long_kv_block;
+    else if (g->block_rule) {
         const attn_cpu_info *cpu = attn_cpu();
         pl->kv_block = flash_key_block(g->block_rule, g->kv_block, cpu->l1d_bytes, cpu->l2_bytes,
                                        pl->rows, s->d_k, s->d_v, pl->few);

@@ -113,6 +113,11 @@ typedef struct flash_geometry {
      * it chosen per problem (rule A's r from kv_block stays an upper bound;
      * the variant's tiles.keys is this). */
     int32_t kv_block;
+    /* 0, or keys per block (a multiple of kv_block) for block-kernel tiles
+     * whose head has at least long_kv_from keys: longer blocks where a
+     * block's fixed costs weigh, shapes long enough that the keys of the
+     * last block are few beside the rest. */
+    int32_t long_kv_block, long_kv_from;
     /* NULL, or the caps of flash_key_block: key blocks from the caches and
      * the head size instead of kv_block always. */
     const struct flash_block_rule *block_rule;

@@ -5,13 +5,15 @@
  * behind them (attn_cpu_decode_caches on CPUID descriptor tables of three
  * machines), and avx512's results at the edges of the blocks this machine
  * picks: a decode or prefill whose keys end one short of, at, and one past
- * a block, and past two, each judged as verify judges it. */
+ * a block, and past two, each judged as verify judges it; amx's the same
+ * at its longer blocks, which no shape of verify's sets reaches. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "cpu_features.h"
+#include "flash_amx_blocks.h"
 #include "flash_avx512_tiles.h"
 #include "flash_driver.h"
 #include "verify_case.h"
@@ -278,6 +280,50 @@ static void check_edges(check_tally *t)
     }
 }
 
+/* amx where a head's keys switch it to its longer blocks
+ * (flash_amx_blocks.h): n_kv one short of the switch (the usual blocks),
+ * at it, one past, and past the next long block and a prime; 40-row
+ * tiles, causal (the diagonal in the last block) and not, GQA, a d of no
+ * whole 32-key chunk; bf16, and f32 queries on a bf16 cache; each judged
+ * as verify judges it, in the variant's class. */
+static void check_amx_long_blocks(check_tally *t)
+{
+    const attn_variant *v = attn_find_variant("amx"), *naive = attn_find_variant("naive");
+    if (!v || !attn_variant_runnable(v)) {
+        char missing[200] = "the variant is not built";
+        if (v)
+            attn_variant_missing(v, missing, sizeof missing);
+        printf("SKIP amx at its long key blocks: the CPU lacks %s\n", missing);
+        return;
+    }
+    static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
+    const struct {
+        int32_t hq, hkv, d_k, d_v, causal;
+        const attn_types *types;
+    } shapes[] = {
+        {2, 2, 64, 64, 0, &BF16},
+        {4, 2, 80, 48, 1, &BF16},
+        {2, 1, 128, 128, 1, &BF16KV},
+    };
+    const int32_t from = AMX_LONG_KV_FROM, blk = AMX_LONG_KV_BLOCK;
+    const int32_t n_kvs[] = {from - 1, from, from + 1, from + blk + 37};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (size_t j = 0; j < sizeof n_kvs / sizeof n_kvs[0]; j++) {
+            attn_case c = {.shape = {.batch = 1,
+                                     .heads_q = shapes[i].hq,
+                                     .heads_kv = shapes[i].hkv,
+                                     .n_q = 40,
+                                     .n_kv = n_kvs[j],
+                                     .d_k = shapes[i].d_k,
+                                     .d_v = shapes[i].d_v,
+                                     .causal = shapes[i].causal},
+                           .data = DATA_NORMAL,
+                           .types = *shapes[i].types,
+                           .p_round = attn_variant_default_p_round(v)};
+            check_verify_case(t, v, naive, &c, 2);
+        }
+}
+
 int main(void)
 {
     check_tally t = {0};
@@ -286,5 +332,6 @@ int main(void)
     check_unit_order(&t);
     check_decode(&t);
     check_edges(&t);
+    check_amx_long_blocks(&t);
     return check_report("key_blocks", &t);
 }
