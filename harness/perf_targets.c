@@ -211,6 +211,12 @@ static double paired_speedup(const attn_result_row *r, const attn_types *types, 
     return r ? paired_ratio(r, &r->shape, types, threads) : NAN;
 }
 
+/* A variant that ran this much slower in a pairing's rounds than in its
+ * own row's (or this much faster) was caught by a slow stretch of the
+ * machine there, or its row was: the line says so (the ratio stays the
+ * one from those rounds, as both sides shared them). */
+static const double pairing_drift = 1.15;
+
 /* fast's speed-up over its own twin slow (the same variant at twin_shape
  * and twin_threads, in `types`): from fast's rounds with that twin when it
  * has them, else from the two rows timed apart; NaN when neither. achieved
@@ -222,7 +228,16 @@ static double twin_speedup(const attn_result_row *slow, const attn_result_row *f
                            size_t cap)
 {
     double ratio = paired_ratio(fast, twin_shape, types, twin_threads);
-    if (isfinite(ratio))
+    const double drift =
+        isfinite(ratio) && slow ? fast->paired_time_ns_median / slow->time_ns_median : NAN;
+    if (isfinite(ratio) && (drift > pairing_drift || drift < 1.0 / pairing_drift))
+        snprintf(achieved, cap,
+                 "%.2fx (%s: %.4g ms %s, %.4g %s, paired; its twin (%s) took %.2fx its own "
+                 "row's time in these rounds; apart %.2fx)",
+                 ratio, fast->variant, fast->paired_time_ns_median * 1e-6, slow_label,
+                 fast->time_ns_median * 1e-6, fast_label, slow_label, drift,
+                 slow->time_ns_median / fast->time_ns_median);
+    else if (isfinite(ratio))
         snprintf(achieved, cap, "%.2fx (%s: %.4g ms %s, %.4g %s, paired)", ratio, fast->variant,
                  fast->paired_time_ns_median * 1e-6, slow_label, fast->time_ns_median * 1e-6,
                  fast_label);
@@ -735,11 +750,6 @@ static const attn_result_row *best_peer(const attn_result_row *rows, int n, cons
     }
     return best;
 }
-
-/* A variant that ran this much slower in a peer's rounds than in its own
- * row's was caught by a slow stretch of the machine there: the line says
- * so (the ratio stays the one from those rounds, as both sides shared it). */
-static const double pairing_drift = 1.15;
 
 /* attnbench's fastest variant against the fastest peer, from the rounds
  * in which the two alternated. No variant can beat a peer that runs at

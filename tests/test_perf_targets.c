@@ -327,7 +327,10 @@ static void check_causal(check_tally *t)
     char *paired = report(pair, 4);
     CHECK(t,
           line_has(paired, avx2_128, OK) &&
-              line_says(paired, avx2_128, "1.95x (avx2: 195 ms non-causal, 100 causal, paired)"),
+              line_says(paired, avx2_128,
+                        "1.95x (avx2: 195 ms non-causal, 100 causal, paired; its twin "
+                        "(non-causal) took 1.30x its own row's time in these rounds; apart "
+                        "1.50x)"),
           "the causal row's rounds with its non-causal twin decide\n%s", paired);
     CHECK(t,
           line_has(paired, avx2_64, OK) && line_says(paired, avx2_64, "2.00x") &&
@@ -496,8 +499,12 @@ static void check_paired(check_tally *t)
                *stream = "stream 2 threads vs 1, n=4096 h8 d128";
     CHECK(t,
           line_has(r, avx2, OK) &&
-              line_says(r, avx2, "1.95x (avx2: 195 ms at 1, 100 at 2, paired)"),
-          "the 2-thread row's rounds with its 1-thread twin decide, not the row apart\n%s", r);
+              line_says(r, avx2,
+                        "1.95x (avx2: 195 ms at 1, 100 at 2, paired; its twin (at 1) took 1.30x "
+                        "its own row's time in these rounds; apart 1.50x)"),
+          "the 2-thread row's rounds with its 1-thread twin decide, not the row apart, and "
+          "the line says the twin ran 1.3x its own row there\n%s",
+          r);
     CHECK(t,
           line_has(r, xsmm, OK) && line_says(r, xsmm, "2.00x (xsmm: 200 ms at 1, 100 at 2, apart)"),
           "a pair at the wrong thread count is not its twin\n%s", r);
@@ -513,6 +520,14 @@ static void check_paired(check_tally *t)
               line_says(r, bf16kv, "1.60x (avx2: 5 vs 8 ms in f32, apart)"),
           "a twin not in f32 is no f32 twin\n%s", r);
     free(r);
+    /* Within 1.15x of its own row either way: no word of it. */
+    attn_result_row close[] = {pre("avx2", 4096, 128, 0, 1, 1.8e8, 60.0), rows[1]};
+    char *c = report(close, 2);
+    CHECK(t,
+          line_says(c, avx2, "1.95x (avx2: 195 ms at 1, 100 at 2, paired)") &&
+              !line_says(c, avx2, "its twin"),
+          "a twin near its own row's time is not remarked on\n%s", c);
+    free(c);
     /* Paired rows alone (no f32 row, no 1-thread row) still give the ratio. */
     attn_result_row alone[] = {rows[1], rows[7]};
     char *a = report(alone, 2);
