@@ -103,22 +103,9 @@ static char *report_peak(const attn_result_row *rows, int n, int all, const attn
     return text;
 }
 
-/* The same without a peak. */
-static char *report_at(const attn_result_row *rows, int n, int all, int *met, int *evaluated)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    int m = attn_perf_targets_report(f, rows, n, all, NULL, evaluated);
-    if (met)
-        *met = m;
-    fclose(f);
-    return text;
-}
-
 static char *report(const attn_result_row *rows, int n)
 {
-    return report_at(rows, n, 2, NULL, NULL);
+    return report_peak(rows, n, 2, NULL, NULL, NULL);
 }
 
 /* The line after `line`, or NULL at the end. */
@@ -451,12 +438,12 @@ static void check_two_threads(check_tally *t)
 
     /* On 4 threads "all" is 4, the target still 2 against 1. */
     rows[n++] = pre("avx2", 4096, 128, 0, 4, 0.6e8, 60.0);
-    char *four = report_at(rows, n, 4, NULL, NULL);
+    char *four = report_peak(rows, n, 4, NULL, NULL, NULL);
     CHECK(t, line_has(four, avx2, OK) && line_says(four, avx2, "2.00x"),
           "all = 4: the 2-thread row, not the 4-thread one\n%s", four);
     const attn_result_row one_and_four[] = {pre("avx2", 4096, 128, 0, 1, 2e8, 60.0),
                                             pre("avx2", 4096, 128, 0, 4, 0.6e8, 60.0)};
-    char *no_two = report_at(one_and_four, 2, 4, NULL, NULL);
+    char *no_two = report_peak(one_and_four, 2, 4, NULL, NULL, NULL);
     CHECK(t, line_has(no_two, avx2, NONE), "no 2-thread row: not measured\n%s", no_two);
     rows[n++] = over_roof(pre("xsmm", 128, 64, 0, 1, 1e5, 120.0));
     char *over = report(rows, n);
