@@ -7,7 +7,7 @@
  * The tile is the avx512 kernel's: query rows as the 16 lanes of a zmm, up
  * to 4 row vectors, register tiles of 24 accumulators. Per key block:
  *   Q·Kᵀ   bf16 Q: each lane holds the pair (q[r][2c], q[r][2c+1]) as one
- *          32-bit word (packed once per tile, pack_q), the key's pair
+ *          32-bit word (packed once per tile, pack_q_rows), the key's pair
  *          (k[j][2c], k[j][2c+1]) is broadcast, and one vdpbf16ps adds both
  *          products: half the instructions of f32 FMAs. Products of two
  *          bf16 are exact in f32, so only the order of the additions is new.

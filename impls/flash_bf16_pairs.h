@@ -163,7 +163,8 @@ static inline void bf16_transpose_words(__m512i r[16])
  * rows 0) into the layout bf16_pack_q leaves: word [c][r] = q[r][2c] |
  * q[r][2c+1] << 16, an odd d_k's last pair with a zero second half, the
  * sign flipped when `negate` (a negative scale: the same bits as the
- * driver's -1 times the widened value, NaN's sign aside). 16 rows x 16
+ * driver's -1 times the widened value, but for a NaN, whose sign and
+ * quiet bit no rule reads). 16 rows x 16
  * pairs at a time, one 16 x 16 transpose of 32-bit words, instead of the
  * driver's widening, f32 transpose and this repacking: 3 passes over a
  * tile's queries (~16 thousand cycles a 64 x 128 tile, 3 % of an amx

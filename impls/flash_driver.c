@@ -485,8 +485,8 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
                              int32_t *seen, float *state)
 {
     *t = locate(p, pl, task);
-    const int rows_direct =
-        g->pack_q_rows && p->types.q == ATTN_BF16 && !pl->few && pl->rows <= FLASH_MAX_VECTORS * 16;
+    const int rows_direct = g->pack_q_rows && p->types.q == ATTN_BF16 && !pl->few &&
+                            g->lanes == 16 && pl->rows <= FLASH_MAX_VECTORS * 16;
     int32_t seen_min;
     int32_t seen_max = pack_tile(p, pl, t, rows_direct ? NULL : qt, seen, &seen_min);
     init_state(pl, state);

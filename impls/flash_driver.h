@@ -93,8 +93,9 @@ int32_t flash_group_tiles(int64_t l2, int32_t rows, int32_t d_k, int32_t d_v);
 /* The unit (a tile, a tile's key chunk, or a group of tiles; units of a
  * head are consecutive, in query-row order) that the schedule's i-th
  * hand-out runs, of `units` over `heads` (batch x K/V heads) heads.
- * Causal: within each head the units in reverse, the longest (the last
- * query rows, which see the most keys) first, so what is left when a
+ * Causal: within each head the units in reverse, the last query rows
+ * (which see the most keys: the longest units, but for a short last
+ * group of tiles) first, so what is left when a
  * thread frees up near the end is short; in row order the last hand-out
  * was the longest unit of the last head. Heads stay in order, so a head's
  * units still run close together in time. Non-causal units cost the same:
@@ -109,14 +110,15 @@ int64_t flash_unit_at(int causal, int64_t units, int64_t heads, int64_t i);
 typedef struct flash_geometry {
     int32_t lanes;    /* floats per vector: tile rows are padded to a multiple */
     int32_t max_rows; /* most rows per tile, a multiple of lanes */
-    /* Keys per online-softmax block: this, or with block_rule a multiple of
-     * it chosen per problem (rule A's r from kv_block stays an upper bound;
-     * the variant's tiles.keys is this). */
+    /* Keys per online-softmax block: this, or with block_rule or
+     * long_kv_block a multiple of it chosen per problem (the variant's
+     * tiles.keys is this, so rule A's r from it stays an upper bound). */
     int32_t kv_block;
     /* 0, or keys per block (a multiple of kv_block) for block-kernel tiles
      * whose head has at least long_kv_from keys: longer blocks where a
      * block's fixed costs weigh, shapes long enough that the keys of the
-     * last block are few beside the rest. */
+     * last block are few beside the rest. Takes the place of block_rule
+     * there (no geometry has both). */
     int32_t long_kv_block, long_kv_from;
     /* NULL, or the caps of flash_key_block: key blocks from the caches and
      * the head size instead of kv_block always. */
@@ -164,7 +166,9 @@ typedef struct flash_geometry {
     /* NULL, or with bf16 Q what the driver's transpose and pack_q together
      * leave in qt, made straight from the rows: rows[r] is tile row r's
      * bf16 query (r < nvalid; the rest are padding, 0), negated when
-     * `negate` (a negative scale). Once per tile, instead of both. */
+     * `negate` (a negative scale). Once per tile, instead of both; only
+     * for a geometry of 16 lanes (t->rows a multiple of 16, qt 64-byte
+     * aligned, as every tile array is), which the driver checks. */
     void (*pack_q_rows)(const flash_tile *t, const uint16_t *const *rows, int32_t nvalid,
                         int negate, float *qt);
 } flash_geometry;

@@ -160,6 +160,11 @@ static void check_unit_order(check_tally *t)
         CHECK(t, flash_unit_at(0, 12, 3, i) == i, "not causal: %lld -> %lld", (long long)i,
               (long long)flash_unit_at(0, 12, 3, i));
     }
+    /* Units that do not come a whole number to a head (never planned so):
+     * row order, each once. */
+    for (int64_t i = 0; i < 7; i++)
+        CHECK(t, flash_unit_at(1, 7, 2, i) == i, "7 units over 2 heads: %lld -> %lld", (long long)i,
+              (long long)flash_unit_at(1, 7, 2, i));
     enum { MOST = 64 * 7 };
     for (int64_t heads = 1; heads <= 7; heads++)
         for (int64_t per = 1; per <= 64; per += 7) {
@@ -282,41 +287,49 @@ static void check_edges(check_tally *t)
 
 /* amx where a head's keys switch it to its longer blocks
  * (flash_amx_blocks.h): n_kv one short of the switch (the usual blocks),
- * at it, one past, and past the next long block and a prime; 40-row
- * tiles, causal (the diagonal in the last block) and not, GQA, a d of no
- * whole 32-key chunk; bf16, and f32 queries on a bf16 cache; each judged
+ * at it, one past, and past the next long block and a prime; 40 query
+ * rows, causal (the diagonal in the last block) and not, GQA, a d_k with a
+ * part of a 32-column chunk, an odd d_k under a negative scale; bf16, and
+ * f32 queries on a bf16 cache; and once n_q = n_kv past the switch, causal,
+ * where the head's 33 tiles share each staged block in groups. Each judged
  * as verify judges it, in the variant's class. */
 static void check_amx_long_blocks(check_tally *t)
 {
     const attn_variant *v = attn_find_variant("amx"), *naive = attn_find_variant("naive");
-    if (!v || !attn_variant_runnable(v)) {
-        char missing[200] = "the variant is not built";
-        if (v)
-            attn_variant_missing(v, missing, sizeof missing);
+    if (!v) {
+        printf("SKIP amx at its long key blocks: the variant is not built\n");
+        return;
+    }
+    if (!attn_variant_runnable(v)) {
+        char missing[200];
+        attn_variant_missing(v, missing, sizeof missing);
         printf("SKIP amx at its long key blocks: the CPU lacks %s\n", missing);
         return;
     }
     static const attn_types BF16 = {ATTN_BF16, ATTN_BF16, ATTN_BF16};
-    const struct {
-        int32_t hq, hkv, d_k, d_v, causal;
-        const attn_types *types;
-    } shapes[] = {
-        {2, 2, 64, 64, 0, &BF16},
-        {4, 2, 80, 48, 1, &BF16},
-        {2, 1, 128, 128, 1, &BF16KV},
-    };
     const int32_t from = AMX_LONG_KV_FROM, blk = AMX_LONG_KV_BLOCK;
-    const int32_t n_kvs[] = {from - 1, from, from + 1, from + blk + 37};
+    const struct {
+        int32_t hq, hkv, n_q, d_k, d_v, causal;
+        float scale;
+        const attn_types *types;
+        int one; /* only at n_kv = n_q */
+    } shapes[] = {
+        {2, 2, 40, 64, 64, 0, 0.0f, &BF16, 0},        {4, 2, 40, 80, 48, 1, 0.0f, &BF16, 0},
+        {2, 1, 40, 128, 128, 1, 0.0f, &BF16KV, 0},    {2, 2, 40, 63, 33, 0, -0.3f, &BF16, 0},
+        {1, 1, from + 37, 32, 32, 1, 0.0f, &BF16, 1},
+    };
+    const int32_t n_kvs[] = {from + blk + 37, from - 1, from, from + 1};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (size_t j = 0; j < sizeof n_kvs / sizeof n_kvs[0]; j++) {
+        for (size_t j = 0; j < (shapes[i].one ? 1 : sizeof n_kvs / sizeof n_kvs[0]); j++) {
             attn_case c = {.shape = {.batch = 1,
                                      .heads_q = shapes[i].hq,
                                      .heads_kv = shapes[i].hkv,
-                                     .n_q = 40,
-                                     .n_kv = n_kvs[j],
+                                     .n_q = shapes[i].n_q,
+                                     .n_kv = shapes[i].one ? shapes[i].n_q : n_kvs[j],
                                      .d_k = shapes[i].d_k,
                                      .d_v = shapes[i].d_v,
-                                     .causal = shapes[i].causal},
+                                     .causal = shapes[i].causal,
+                                     .scale = shapes[i].scale},
                            .data = DATA_NORMAL,
                            .types = *shapes[i].types,
                            .p_round = attn_variant_default_p_round(v)};

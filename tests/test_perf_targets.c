@@ -507,6 +507,12 @@ static void check_paired(check_tally *t)
               line_says(r, bf16kv, "1.60x (avx2: 5 vs 8 ms in f32, apart)"),
           "a twin not in f32 is no f32 twin\n%s", r);
     free(r);
+    /* A twin faster in the rounds than its own row by more than 1.15x: said too. */
+    attn_result_row fast_twin[] = {pre("avx2", 4096, 128, 0, 1, 2.4e8, 60.0), rows[1]};
+    char *ft = report(fast_twin, 2);
+    CHECK(t, line_says(ft, avx2, "its twin (at 1) took 0.81x its own row's time"),
+          "a twin 0.81x its own row is remarked on\n%s", ft);
+    free(ft);
     /* Within 1.15x of its own row either way: no word of it. */
     attn_result_row close[] = {pre("avx2", 4096, 128, 0, 1, 1.8e8, 60.0), rows[1]};
     char *c = report(close, 2);
@@ -621,16 +627,22 @@ static void check_decode(check_tally *t)
 
 /* A start-of-run peak with AVX-512 and AVX2 FMA roofs of wide and narrow
  * GFLOP/s a thread at 1 and 2 threads (narrow 0: none). */
-static attn_peak two_roofs(double wide, double narrow)
+static attn_peak two_roofs_at(double wide, double narrow, int all)
 {
     attn_peak pk;
     attn_peak_init(&pk);
-    for (int threads = 1; threads <= 2; threads++) {
-        const int at = attn_peak_add_threads(&pk, threads);
-        pk.fma_gflops[ATTN_ISA_AVX512][at] = wide * threads;
-        pk.fma_gflops[ATTN_ISA_AVX2][at] = narrow * threads;
+    const int counts[2] = {1, all};
+    for (int i = 0; i < 2; i++) {
+        const int at = attn_peak_add_threads(&pk, counts[i]);
+        pk.fma_gflops[ATTN_ISA_AVX512][at] = wide * counts[i];
+        pk.fma_gflops[ATTN_ISA_AVX2][at] = narrow * counts[i];
     }
     return pk;
+}
+
+static attn_peak two_roofs(double wide, double narrow)
+{
+    return two_roofs_at(wide, narrow, 2);
 }
 
 /* The AVX2 family on a CPU with both roofs: avx2's prefill rows against
@@ -680,9 +692,33 @@ static void check_other_family(check_tally *t)
     free(narrow);
     rows[0] = pre("avx2", 4096, 128, 0, 2, 1e8, 55.0); /* 110 % of AVX2's */
     char *over = report_peak(rows, n, 2, &pk, NULL, NULL);
-    CHECK(t, line_has(over, "avx2 prefill n=4096 h8 d128, 2 threads", REFUSED),
-          "above its own roof: no verdict\n%s", over);
+    CHECK(
+        t,
+        line_has(over, "avx2 prefill n=4096 h8 d128, 2 threads", REFUSED) &&
+            line_says(over, "avx2 prefill n=4096 h8 d128, 2 threads", "exceeded the AVX2 FMA roof"),
+        "above its own roof: no verdict\n%s", over);
     free(over);
+    /* Another row above the (AVX-512) FMA roof: no verdict either, and the
+     * line names that roof. */
+    rows[0] = pre("avx2", 4096, 128, 0, 2, 1e8, 44.0);
+    rows[n++] = over_roof(pre("avx512", 128, 64, 0, 2, 1e5, 120.0));
+    char *other = report_peak(rows, n, 2, &pk, NULL, NULL);
+    CHECK(t,
+          line_has(other, "avx2 prefill n=4096 h8 d128, 2 threads", REFUSED) &&
+              line_says(other, "avx2 prefill n=4096 h8 d128, 2 threads", "exceeded the FMA roof"),
+          "the FMA roof exceeded by another row: no verdict, that roof named\n%s", other);
+    free(other);
+    /* A row whose roof was AVX2's already (a run without AVX-512 judged
+     * with a peak that has both): its figure as it is. */
+    attn_result_row masked = pre("avx2", 4096, 64, 0, 1, 2e8, 85.0);
+    masked.peak_gflops = 121.0;
+    char *own = report_peak(&masked, 1, 2, &pk, NULL, NULL);
+    CHECK(t,
+          line_has(own, "avx2 prefill n=4096 h8 d64, 1 thread", OK) &&
+              line_says(own, "avx2 prefill n=4096 h8 d64, 1 thread",
+                        "85.0% of the 1-thread AVX2 FMA roof (measured beside it)"),
+          "a roof beside the row that was AVX2's is not scaled again\n%s", own);
+    free(own);
 }
 
 /* xsmm's softmax exp: the widest vector exp the (masked) CPU runs, glibc's
@@ -1245,8 +1281,8 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
     }
     int met = 0, evaluated = 0;
     /* Both FMA roofs the same: the AVX2 family's rows judged at 95 % too. */
-    const attn_peak pk = two_roofs(100.0, 100.0);
-    char *r = report_peak(rows, n, all, all <= 2 ? &pk : NULL, &met, &evaluated);
+    const attn_peak pk = two_roofs_at(100.0, 100.0, all);
+    char *r = report_peak(rows, n, all, &pk, &met, &evaluated);
     char want[64];
     snprintf(want, sizeof want, "(%d not measured)", all >= 2 ? 0 : 2 * fused);
     CHECK(t, strstr(r, want) != NULL,
