@@ -95,7 +95,6 @@ static const flash_geometry bf16_geometry = {
     .few_kernel = attn_avx512_bf16_decode_kernel,
     .few_reads = attn_avx512_bf16_decode_reads,
     .stage = bf16_stage,
-    .pack_q = bf16_pack_q,
     .pack_q_rows = bf16_pack_q_rows,
 };
 

@@ -160,13 +160,13 @@ static inline void bf16_transpose_words(__m512i r[16])
 }
 
 /* bf16 Q straight from its rows (rows[r], r < nvalid; the tile's padding
- * rows 0) into the layout bf16_pack_q leaves: word [c][r] = q[r][2c] |
- * q[r][2c+1] << 16, an odd d_k's last pair with a zero second half, the
+ * rows 0) into pairs, the layout vdpbf16ps and the tiles read: word [c][r]
+ * = q[r][2c] | q[r][2c+1] << 16, an odd d_k's last pair with a zero second half, the
  * sign flipped when `negate` (a negative scale: the same bits as the
  * driver's -1 times the widened value, but for a NaN, whose sign and
  * quiet bit no rule reads). 16 rows x 16
  * pairs at a time, one 16 x 16 transpose of 32-bit words, instead of the
- * driver's widening, f32 transpose and this repacking: 3 passes over a
+ * driver's widening, its f32 transpose and a repacking of that: 3 passes over a
  * tile's queries (~16 thousand cycles a 64 x 128 tile, 3 % of an amx
  * call at n 4096, d 128, 5 % causal) become 1. */
 static inline void bf16_pack_q_rows(const flash_tile *t, const uint16_t *const *rows,
@@ -189,25 +189,6 @@ static inline void bf16_pack_q_rows(const flash_tile *t, const uint16_t *const *
             bf16_transpose_words(w);
             for (int i = 0; i < 16 && c0 + i < pairs; i++)
                 _mm512_store_si512(dst + (size_t)(c0 + i) * n_rows + r0, w[i]);
-        }
-}
-
-/* bf16 Q: qt[2c][r], qt[2c+1][r] (f32 holding bf16 values) become word
- * [c][r] in place, rows of pairs ascending (row c is written after rows 2c
- * and 2c+1 are read); an odd d_k's last pair gets a zero second half. */
-static inline void bf16_pack_q(const flash_tile *t, float *qt)
-{
-    if (t->q_type != ATTN_BF16)
-        return;
-    const int32_t rows = t->rows, d_k = t->d_k;
-    const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
-    for (int32_t c = 0; c < k_pairs(d_k); c++)
-        for (int32_t r = 0; r < rows; r += LANES) {
-            __m512i lo = _mm512_load_si512(qt + (size_t)2 * c * rows + r);
-            __m512i hi = 2 * c + 1 < d_k ? _mm512_load_si512(qt + (size_t)(2 * c + 1) * rows + r)
-                                         : _mm512_setzero_si512();
-            __m512i w = _mm512_or_si512(_mm512_srli_epi32(lo, 16), _mm512_and_si512(hi, high));
-            _mm512_store_si512(qt + (size_t)c * rows + r, w);
         }
 }
 

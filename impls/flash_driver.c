@@ -5,6 +5,7 @@
  * dtype.h). */
 #include "flash_driver.h"
 
+#include <assert.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -485,8 +486,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
                              int32_t *seen, float *state)
 {
     *t = locate(p, pl, task);
-    const int rows_direct = g->pack_q_rows && p->types.q == ATTN_BF16 && !pl->few &&
-                            g->lanes == 16 && pl->rows <= FLASH_MAX_VECTORS * 16;
+    const int rows_direct = g->pack_q_rows && p->types.q == ATTN_BF16 && !pl->few;
     int32_t seen_min;
     int32_t seen_max = pack_tile(p, pl, t, rows_direct ? NULL : qt, seen, &seen_min);
     init_state(pl, state);
@@ -521,14 +521,13 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
     };
     if (rows_direct) {
         const uint16_t *rows[FLASH_MAX_VECTORS * 16];
+        assert(t->nvalid <= FLASH_MAX_VECTORS * 16); /* lanes <= 16 (flash_driver.h) */
         for (int32_t r = 0; r < t->nvalid; r++) {
             int32_t i, h;
             row_source(p, t, r, &i, &h);
             rows[r] = (const uint16_t *)attn_q_head(p, t->b, h) + (size_t)i * p->shape.d_k;
         }
         g->pack_q_rows(&tile, rows, t->nvalid, p->scale < 0.0f, qt);
-    } else if (g->pack_q && !pl->few) {
-        g->pack_q(&tile, qt);
     }
     return tile;
 }

@@ -159,16 +159,13 @@ typedef struct flash_geometry {
      * names the head, the types and d_k, d_v; its own keys may end before
      * j0 + nb); never for few_kernel tiles. */
     void (*stage)(const flash_tile *t, int32_t j0, int32_t nb, float *kbuf, float *vbuf);
-    /* Rewrites a block-kernel tile's packed queries (t->qt: [d_k][rows]
-     * f32, padding rows 0) in place into the block kernels' layout, once
-     * per tile before its first block (NULL: kept as they are). */
-    void (*pack_q)(const flash_tile *t, float *qt);
-    /* NULL, or with bf16 Q what the driver's transpose and pack_q together
-     * leave in qt, made straight from the rows: rows[r] is tile row r's
-     * bf16 query (r < nvalid; the rest are padding, 0), negated when
-     * `negate` (a negative scale). Once per tile, instead of both; only
-     * for a geometry of 16 lanes (t->rows a multiple of 16, qt 64-byte
-     * aligned, as every tile array is), which the driver checks. */
+    /* NULL (the driver's f32 transpose, t->qt: [d_k][rows], padding rows
+     * 0), or with bf16 Q the block kernels' own layout of the tile's
+     * queries, packed into qt straight from the rows instead: rows[r] is
+     * tile row r's bf16 query (r < nvalid; the rest are padding, 0),
+     * negated when `negate` (a negative scale). Once per tile, before its
+     * first block; for a geometry of at most 16 lanes (t->rows at most
+     * FLASH_MAX_VECTORS x 16; qt 64-byte aligned, as every tile array is). */
     void (*pack_q_rows)(const flash_tile *t, const uint16_t *const *rows, int32_t nvalid,
                         int negate, float *qt);
 } flash_geometry;
