@@ -290,36 +290,66 @@ static inline __m512i round_pair(__m512 p0, __m512 p1, __m512i index)
  * = exp(m - m'), and the weights of keys 2jj, 2jj + 1 rounded to a pair per
  * lane, stored as row jj of the scores (in place: row jj is rewritten after
  * rows 2jj and 2jj + 1 are read). An odd last key pairs with weight 0.
- * Returns nonzero when some row's max moved. */
-FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, const __m512 *bmax,
-                               __m512 *alpha)
+ * Returns nonzero when some row's max moved.
+ * raw: the scores are still unscaled (amx's tiles store them so), and each
+ * is scaled (and, masked, set to -inf where its row does not see the key)
+ * here as it is read: the same multiply and select as store_scores, so the
+ * same bits as a scaling pass of its own before, without that pass's
+ * stores (bmax then comes from raw_scores_max). */
+FLASH_INLINE __m512 scaled_score(const float *s, __m512 scale, const int raw, const int masked,
+                                 __m512i seen, int32_t j)
+{
+    __m512 x = _mm512_load_ps(s);
+    if (!raw)
+        return x;
+    x = _mm512_mul_ps(x, scale);
+    return masked ? vec_select(vec_sees(seen, j), x, _mm512_set1_ps(-INFINITY)) : x;
+}
+
+FLASH_INLINE int softmax_pairs_from(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                                    const int raw, const int masked, const __m512 *bmax,
+                                    __m512 *alpha)
 {
     const int32_t rows = t->rows;
     const __m512i index = interleave_index();
+    const __m512 scale = _mm512_set1_ps(t->scale);
     __m512 shift[MAX_VECTORS], sum[MAX_VECTORS];
+    __m512i seen[MAX_VECTORS];
     const int moved = running_max(t, nv, bmax, shift, alpha);
-    for (int v = 0; v < nv; v++)
+    for (int v = 0; v < nv; v++) {
         sum[v] = _mm512_setzero_ps();
+        seen[v] = raw && masked ? vec_load_i32(t->seen + LANES * v) : _mm512_setzero_si512();
+    }
     float *s = t->scores;
     int32_t j = 0;
     for (; j + 2 <= nb; j += 2)
         for (int v = 0; v < nv; v++) {
             const float *s0 = s + (size_t)j * rows + LANES * v;
-            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0), shift[v]));
-            __m512 p1 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0 + rows), shift[v]));
+            __m512 x0 = scaled_score(s0, scale, raw, masked, seen[v], j0 + j);
+            __m512 x1 = scaled_score(s0 + rows, scale, raw, masked, seen[v], j0 + j + 1);
+            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(x0, shift[v]));
+            __m512 p1 = attn_exp_avx512_bf16p(_mm512_sub_ps(x1, shift[v]));
             sum[v] = _mm512_add_ps(sum[v], _mm512_add_ps(p0, p1));
             _mm512_store_si512(s + (size_t)(j / 2) * rows + LANES * v, round_pair(p0, p1, index));
         }
     if (j < nb)
         for (int v = 0; v < nv; v++) {
             const float *s0 = s + (size_t)j * rows + LANES * v;
-            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(_mm512_load_ps(s0), shift[v]));
+            __m512 x0 = scaled_score(s0, scale, raw, masked, seen[v], j0 + j);
+            __m512 p0 = attn_exp_avx512_bf16p(_mm512_sub_ps(x0, shift[v]));
             sum[v] = _mm512_add_ps(sum[v], p0);
             _mm512_store_si512(s + (size_t)(j / 2) * rows + LANES * v,
                                round_pair(p0, _mm512_setzero_ps(), index));
         }
     running_sum(t, nv, alpha, sum);
     return moved;
+}
+
+/* Weights from scores already scaled and masked (store_scores). */
+FLASH_INLINE int softmax_pairs(const flash_tile *t, int32_t nb, const int nv, const __m512 *bmax,
+                               __m512 *alpha)
+{
+    return softmax_pairs_from(t, 0, nb, nv, 0, 0, bmax, alpha);
 }
 
 /* The pair of V halves with the second (key 2jj + 1) zeroed. */
