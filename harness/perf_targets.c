@@ -120,6 +120,42 @@ static void verdict(tally *t, int ok, int have, const char *what, const char *ac
     }
 }
 
+/* A missed target whose figure, as printed, would read as meeting it
+ * (1.197x as "1.20x" against ">= 1.2x", 89.96 % as "90.0%"): the number
+ * at the front of `achieved` is printed again with as many more decimals
+ * as it takes to read below `want` (up to 6), the rest of the text kept. */
+static void unround_miss(char *achieved, size_t cap, double value, double want)
+{
+    char *end;
+    if (!isfinite(value) || value >= want)
+        return;
+    const double shown = strtod(achieved, &end);
+    if (end == achieved || shown < want)
+        return;
+    const char *dot = memchr(achieved, '.', (size_t)(end - achieved));
+    int decimals = dot ? (int)(end - dot - 1) : 0;
+    char number[48];
+    do
+        snprintf(number, sizeof number, "%.*f", ++decimals, value);
+    while (decimals < 6 && strtod(number, NULL) >= want);
+    const size_t digits = strlen(number), rest = strlen(end);
+    if (digits + rest + 1 > cap)
+        return;
+    memmove(achieved + digits, end, rest + 1);
+    memcpy(achieved, number, digits);
+}
+
+/* The verdict on a figure that must reach `want`; the figure's text leads
+ * `achieved` and never reads as met when it is not. */
+static void verdict_at_least(tally *t, double value, double want, int have, const char *what,
+                             char *achieved, size_t cap, const char *target)
+{
+    const int ok = have && isfinite(value) && value >= want;
+    if (have && !ok)
+        unround_miss(achieved, cap, value, want);
+    verdict(t, ok, have, what, achieved, target);
+}
+
 /* A target judged against a roof that a row of this run exceeded. */
 static void refused(tally *t, const char *what, const char *achieved, const char *roof)
 {
@@ -181,7 +217,8 @@ static void roof_target(tally *t, const attn_result_row *rows, int n, const char
     if (have && (bw ? t->read_roof_exceeded : t->fma_roof_exceeded))
         refused(t, what, achieved, roof);
     else
-        verdict(t, have && r->pct_peak >= want, have, what, achieved, target);
+        verdict_at_least(t, have ? r->pct_peak : NAN, want, have, what, achieved, sizeof achieved,
+                         target);
 }
 
 /* slow's time over fast's; NAN unless both are there. */
@@ -287,7 +324,7 @@ static void twin_target(tally *t, const attn_result_row *rows, int n, const char
     const attn_result_row *f = find_typed(rows, n, variant, &fast.shape, types, fast.threads);
     const double ratio = twin_speedup(s, f, &slow.shape, types, slow.threads, slow.label,
                                       fast.label, achieved, sizeof achieved);
-    verdict(t, ratio >= goal, isfinite(ratio), what, achieved, target);
+    verdict_at_least(t, ratio, goal, isfinite(ratio), what, achieved, sizeof achieved, target);
 }
 
 /* ", bf16" after a target's name when the variant is judged in bf16 (it
@@ -429,7 +466,8 @@ static void tensor_targets(tally *t, const attn_result_row *rows, int n, int all
                          want, ceiling);
             else
                 snprintf(target, sizeof target, "target >= %.1fx the best f32 variant", want);
-            verdict(t, ratio >= want, isfinite(ratio), what, achieved, target);
+            verdict_at_least(t, ratio, want, isfinite(ratio), what, achieved, sizeof achieved,
+                             target);
         }
     }
 }
@@ -477,7 +515,8 @@ static void tensor_peer_targets(tally *t, const attn_result_row *rows, int n, in
                          ours * 1e-6, torch->time_ns_median * 1e-6,
                          paired ? "alternating rounds" : "apart");
             snprintf(target, sizeof target, "target >= %.1fx", tiles_vs_torch);
-            verdict(t, ratio >= tiles_vs_torch, isfinite(ratio), what, achieved, target);
+            verdict_at_least(t, ratio, tiles_vs_torch, isfinite(ratio), what, achieved,
+                             sizeof achieved, target);
         }
     }
 }
@@ -620,7 +659,7 @@ static void other_family_target(tally *t, const attn_result_row *rows, int n, co
     else if (isfinite(pct) && (bw ? t->read_roof_exceeded : t->fma_roof_exceeded))
         refused(t, what, achieved, bw ? "read roof" : "FMA roof");
     else
-        verdict(t, isfinite(pct) && pct >= want, isfinite(pct), what, achieved, target);
+        verdict_at_least(t, pct, want, isfinite(pct), what, achieved, sizeof achieved, target);
 }
 
 /* The roof and decode targets once more for the other ISA family's fused
@@ -721,7 +760,7 @@ static void low_ratio_target(tally *t, const attn_result_row *rows, int n, const
         snprintf(achieved, sizeof achieved, "%.2fx (%s: %.4g vs %.4g ms in f32, apart)", ratio,
                  low->variant, low->time_ns_median * 1e-6, f32->time_ns_median * 1e-6);
     snprintf(target, sizeof target, "target >= %.1fx f32's speed", want);
-    verdict(t, low && ratio >= want, low != NULL, what, achieved, target);
+    verdict_at_least(t, ratio, want, low != NULL, what, achieved, sizeof achieved, target);
 }
 
 /* Decode with a half-size KV cache (f16, bf16): >= 1.8x the same variant's
@@ -800,7 +839,7 @@ static void peer_target(tally *t, const attn_result_row *rows, int n, const attn
                  want, bw ? "read" : "FMA", p->pct_peak, ceiling);
     else
         snprintf(target, sizeof target, "target >= %.1fx", want);
-    verdict(t, p && ratio >= want, p != NULL, what, achieved, target);
+    verdict_at_least(t, ratio, want, p != NULL, what, achieved, sizeof achieved, target);
 }
 
 static void peer_targets(tally *t, const attn_result_row *rows, int n, int all,

@@ -227,6 +227,18 @@ static void check_prefill_roof(check_tally *t)
           "1 thread is judged against the 1-thread roof\n%s", yes);
     CHECK(t, line_says(yes, lines[0], "target >= 85% of the FMA roof"), "the target\n%s", yes);
     CHECK(t, line_says(yes, lines[1], "target >= 80% of the FMA roof"), "the target\n%s", yes);
+    /* A miss that would print as the target itself gets the decimals
+     * that show it short; a figure on the target is met. */
+    attn_result_row edge[2] = {pre("avx2", 4096, 128, 0, 2, 1e8, 84.96),
+                               pre("avx2", 4096, 64, 0, 2, 1e8, 80.0)};
+    char *close = report(edge, 2);
+    CHECK(t,
+          line_has(close, lines[0], MISS) &&
+              line_says(close, lines[0], " 84.96% of the 2-thread FMA roof"),
+          "84.96%% misses 85%% and does not read as 85.0%%\n%s", close);
+    CHECK(t, line_has(close, lines[1], OK) && line_says(close, lines[1], " 80.0% of the"),
+          "80.0%% meets 80%%\n%s", close);
+    free(close);
     meet[n++] = over_roof(pre("xsmm", 128, 64, 0, 1, 1e5, 120.0));
     char *over = report(meet, n);
     for (int i = 0; i < 4; i++)
@@ -286,6 +298,12 @@ static void check_causal(check_tally *t)
     CHECK(t, line_has(r, avx2_64, MISS) && line_says(r, avx2_64, "1.80x"),
           "1.80x misses 1.9x: the fastest variant's 2x does not cover it\n%s", r);
     CHECK(t, line_says(r, avx2_64, "target >= 1.9x"), "the target\n%s", r);
+    attn_result_row edge[2] = {pre("avx2", 4096, 128, 0, 2, 1.8996e8, 60.0),
+                               pre("avx2", 4096, 128, 1, 2, 1e8, 60.0)};
+    char *close = report(edge, 2);
+    CHECK(t, line_has(close, avx2_128, MISS) && line_says(close, avx2_128, " 1.8996x (avx2:"),
+          "1.8996x misses 1.9x: printed with the digits that show it\n%s", close);
+    free(close);
     CHECK(t, line_has(r, avx2_128, NONE) && line_has(r, xsmm_128, NONE),
           "avx2's causal row and xsmm's non-causal one make no ratio\n%s", r);
     CHECK(t, find_line(r, "blas causal vs non-causal, n=4096 h8 d64") == NULL,
@@ -790,7 +808,13 @@ static void check_peers(check_tally *t)
     rows[n++] = peer(pre("torch", 128, 64, 0, 2, 9e5, 50.0), "avx2", 1e5); /* n < 512 */
     rows[n++] = peer(dec("torch", 32, 4096, 2, 3.5e6, 30.0), "avx2", 1e6);
     rows[n++] = peer(dec("torch", 8, 32768, 2, 2.5e6, 30.0), "avx2", 1e6);
+    /* 1.197x is short of 1.2x, and says so in its digits. */
+    rows[n++] = peer(pre("openvino", 2048, 64, 0, 2, 1.197e6, 50.0), "avx2", 1e6);
     char *r = report(rows, n);
+    CHECK(t,
+          line_has(r, "vs best peer n=2048 h8 d64, 2 threads", MISS) &&
+              line_says(r, "vs best peer n=2048 h8 d64, 2 threads", " 1.197x (avx2 vs openvino)"),
+          "1.197x misses 1.2x and does not read as 1.20x\n%s", r);
     CHECK(t,
           line_has(r, "vs best peer n=512 h8 d64, 2 threads", OK) &&
               line_says(r, "vs best peer n=512 h8 d64, 2 threads", "1.50x (avx2 vs torch)"),
