@@ -219,9 +219,9 @@ static void tile_scores(const flash_tile *t, int32_t j0, int32_t nb)
 
 /* The block's row max of the scaled scores (-inf where a row does not see
  * the key: masked) folded into bmax, the raw scores left as they are:
- * softmax_pairs_from scales them again as it reads them, the same multiply
- * and select, so the same bits as scaling them in place here and storing
- * them, a pass of stores the weights' pass then read back from L2 (the
+ * softmax_pairs_from scales them again as it reads them (both through
+ * scale_and_mask), so the same bits as scaling them in place here and
+ * storing them, a pass of stores the weights' pass then read back from L2 (the
  * block's scores are 64 rows x 512 keys, 128 KiB). Alternating rounds of
  * one process against that pass, bf16, n 4096, 8 heads, 2 threads, on a
  * Sapphire Rapids: d 128 1.019x, d 64 1.037x, causal 1.010x / 1.029x;

@@ -194,6 +194,17 @@ static inline void bf16_pack_q_rows(const flash_tile *t, const uint16_t *const *
 
 /* ---- the block kernel -------------------------------------------------- */
 
+/* A vector of raw scores of key j scaled, and, masked, -inf in the rows
+ * (lanes) that do not see the key (seen: their seen[] counts). One rule
+ * for every pass that scales scores (store_scores, and softmax_pairs_from
+ * on amx's raw tile scores), so they give the same bits. */
+FLASH_INLINE __m512 scale_and_mask(__m512 raw, __m512 scale, const int masked, __m512i seen,
+                                   int32_t j)
+{
+    const __m512 x = _mm512_mul_ps(raw, scale);
+    return masked ? vec_select(vec_sees(seen, j), x, _mm512_set1_ps(-INFINITY)) : x;
+}
+
 /* A register tile's scores, scaled: -inf where the row does not see the
  * key, the block's row max folded into bmax (a NaN score is skipped there
  * and reaches O through exp). Stored scaled, so the weights are
@@ -210,10 +221,9 @@ FLASH_INLINE void store_scores(const flash_tile *t, int32_t j0, int32_t jj, int3
     for (int i = 0; i < rt && jj + i < nb; i++) {
         float *s = t->scores + (size_t)(jj + i) * t->rows;
         for (int v = 0; v < nv; v++) {
-            __m512 x = _mm512_mul_ps(acc[i][v], scale);
-            if (masked)
-                x = vec_select(vec_sees(vec_load_i32(t->seen + LANES * v), j0 + jj + i), x,
-                               _mm512_set1_ps(-INFINITY));
+            const __m512i seen =
+                masked ? vec_load_i32(t->seen + LANES * v) : _mm512_setzero_si512();
+            const __m512 x = scale_and_mask(acc[i][v], scale, masked, seen, j0 + jj + i);
             bmax[v] = _mm512_max_ps(x, bmax[v]);
             _mm512_store_ps(s + LANES * v, x);
         }
@@ -286,6 +296,14 @@ static inline __m512i round_pair(__m512 p0, __m512 p1, __m512i index)
     return _mm512_permutexvar_epi16(index, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
 }
 
+/* The score vector at s of key j: as stored, or (raw) scale_and_mask'd. */
+FLASH_INLINE __m512 scaled_score(const float *s, __m512 scale, const int raw, const int masked,
+                                 __m512i seen, int32_t j)
+{
+    const __m512 x = _mm512_load_ps(s);
+    return raw ? scale_and_mask(x, scale, masked, seen, j) : x;
+}
+
 /* Scores to weights: m and l updated (l from the unrounded weights), alpha
  * = exp(m - m'), and the weights of keys 2jj, 2jj + 1 rounded to a pair per
  * lane, stored as row jj of the scores (in place: row jj is rewritten after
@@ -293,19 +311,10 @@ static inline __m512i round_pair(__m512 p0, __m512 p1, __m512i index)
  * Returns nonzero when some row's max moved.
  * raw: the scores are still unscaled (amx's tiles store them so), and each
  * is scaled (and, masked, set to -inf where its row does not see the key)
- * here as it is read: the same multiply and select as store_scores, so the
- * same bits as a scaling pass of its own before, without that pass's
- * stores (bmax then comes from raw_scores_max). */
-FLASH_INLINE __m512 scaled_score(const float *s, __m512 scale, const int raw, const int masked,
-                                 __m512i seen, int32_t j)
-{
-    __m512 x = _mm512_load_ps(s);
-    if (!raw)
-        return x;
-    x = _mm512_mul_ps(x, scale);
-    return masked ? vec_select(vec_sees(seen, j), x, _mm512_set1_ps(-INFINITY)) : x;
-}
-
+ * here as it is read, by scale_and_mask as store_scores does: the same
+ * bits as a scaling pass of its own before, without that pass's stores
+ * (bmax then comes from scaled_score over the raw scores: raw_scores_max,
+ * flash_amx.c). */
 FLASH_INLINE int softmax_pairs_from(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
                                     const int raw, const int masked, const __m512 *bmax,
                                     __m512 *alpha)
