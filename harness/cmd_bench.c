@@ -216,6 +216,7 @@ static int bench_peaks(const bench_opts *o, const attn_perf_case *cases, int n_c
     }
     attn_peak_opts po = attn_peak_default_opts();
     po.exp = 0;
+    po.sgemm = 0; /* a reference for the perf-targets report, not a bench counter */
     po.bandwidth = bandwidth;
     po.repetitions = 3;
     po.seconds = 0.02;

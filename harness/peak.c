@@ -30,6 +30,7 @@ attn_peak_opts attn_peak_default_opts(void)
         .fma = 1,
         .exp = 1,
         .bandwidth = 1,
+        .sgemm = 1,
         .repetitions = 5,
         .seconds = 0.05,
         .bw_array_bytes = (size_t)ATTN_PEAK_DEFAULT_BW_MIB << 20,
@@ -94,6 +95,7 @@ void attn_peak_init(attn_peak *pk)
         pk->triad_gbytes_per_s[t] = NAN;
         for (int b = 0; b < ATTN_BF16_COUNT; b++)
             pk->bf16_gflops[b][t] = NAN;
+        pk->sgemm_gflops[t] = NAN;
     }
 }
 
@@ -120,6 +122,7 @@ static void move_column(attn_peak *pk, int from, int to)
     pk->triad_gbytes_per_s[to] = pk->triad_gbytes_per_s[from];
     for (int b = 0; b < ATTN_BF16_COUNT; b++)
         pk->bf16_gflops[b][to] = pk->bf16_gflops[b][from];
+    pk->sgemm_gflops[to] = pk->sgemm_gflops[from];
 }
 
 int attn_peak_add_threads(attn_peak *pk, int threads)
@@ -147,6 +150,7 @@ int attn_peak_add_threads(attn_peak *pk, int threads)
     pk->triad_gbytes_per_s[at] = NAN;
     for (int b = 0; b < ATTN_BF16_COUNT; b++)
         pk->bf16_gflops[b][at] = NAN;
+    pk->sgemm_gflops[at] = NAN;
     return at;
 }
 
@@ -339,6 +343,13 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
                 fprintf(log, "bf16 %-11s threads=%-3d %9.1f GFLOP/s\n",
                         attn_bf16_name((attn_bf16_kind)b), t, pk->bf16_gflops[b][ti]);
         }
+        if (o->sgemm) {
+            pk->sgemm_gflops[ti] = attn_peak_measure_sgemm(t, o->repetitions);
+            attn_peak_sgemm_library(pk->sgemm_library, sizeof pk->sgemm_library);
+            if (log)
+                fprintf(log, "sgemm %-9s threads=%-3d %9.1f GFLOP/s (%s, 2048^3 a thread)\n",
+                        "blas", t, pk->sgemm_gflops[ti], pk->sgemm_library);
+        }
         for (int e = 0; o->exp && e < ATTN_EXP_COUNT; e++) {
             char why[128];
             if (!attn_exp_available((attn_exp_kind)e, why, sizeof why)) {
@@ -430,6 +441,14 @@ static void print_cell(FILE *f, double x, const char *fmt)
         fprintf(f, "%12s", "-");
 }
 
+static int sgemm_any(const attn_peak *pk)
+{
+    for (int ti = 0; ti < pk->n_threads; ti++)
+        if (isfinite(pk->sgemm_gflops[ti]))
+            return 1;
+    return 0;
+}
+
 void attn_peak_print(FILE *f, const attn_peak *pk)
 {
     fprintf(f, "%-26s", "threads");
@@ -473,6 +492,17 @@ void attn_peak_print(FILE *f, const attn_peak *pk)
         char why[128] = "";
         if (!attn_exp_available((attn_exp_kind)e, why, sizeof why))
             fprintf(f, "  (%s)", why);
+        fprintf(f, "\n");
+    }
+    if (pk->sgemm_library[0] || sgemm_any(pk)) {
+        fprintf(f, "%-26s", "sgemm GFLOP/s");
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, pk->sgemm_gflops[ti], "%12.1f");
+        fprintf(f, "  (%s, 2048^3 a thread: a reference, not a roof)\n%-26s",
+                pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", "  % of the FMA roof");
+        for (int ti = 0; ti < pk->n_threads; ti++)
+            print_cell(f, 100.0 * pk->sgemm_gflops[ti] / attn_peak_fma_for(pk, pk->threads[ti]),
+                       "%12.1f");
         fprintf(f, "\n");
     }
     fprintf(f, "%-26s", "read GB/s");

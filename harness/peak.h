@@ -46,6 +46,12 @@ typedef struct attn_peak {
     /* bf16 GFLOP/s (2 per multiply-add of a bf16 pair), best of several
      * kernels; NaN where the CPU lacks the instructions. */
     double bf16_gflops[ATTN_BF16_COUNT][ATTN_PEAK_MAX_THREAD_COUNTS];
+    /* The BLAS's own sgemm, each thread its own 2048^3 product (peak_sgemm.c):
+     * a reference point beside the FMA roof, not a roof; NaN where not
+     * measured. sgemm_library names the BLAS, its version and kernel ("" when
+     * not measured). */
+    double sgemm_gflops[ATTN_PEAK_MAX_THREAD_COUNTS];
+    char sgemm_library[64];
     /* The pages under the bandwidth arrays (attn_pages_name), "" when not
      * measured or read from a file written before runs chose them. */
     char pages[8];
@@ -53,6 +59,7 @@ typedef struct attn_peak {
 
 typedef struct attn_peak_opts {
     int fma, exp, bandwidth; /* which groups to measure */
+    int sgemm;               /* the BLAS's sgemm beside the FMA roof */
     int repetitions;         /* per figure; the median is kept */
     double seconds;          /* target length of one FMA / exp repetition */
     size_t bw_array_bytes;   /* bytes per array; triad uses 3, read reads all 3 */
@@ -96,6 +103,11 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log);
  * winning count goes to *chains when it is not NULL. */
 double attn_peak_measure_fma(attn_isa isa, int threads, int reps, double seconds, int *chains);
 double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double seconds);
+/* The BLAS's sgemm GFLOP/s of the team, each thread its own product with the
+ * BLAS on one thread, median of `reps` (NaN when its memory is not there);
+ * the BLAS's name, version and kernel ("OpenBLAS 0.3.21 SkylakeX"). */
+double attn_peak_measure_sgemm(int threads, int reps);
+void attn_peak_sgemm_library(char *out, size_t cap);
 /* Read and triad GB/s over three arrays of `bytes` each: read is the best
  * of the read kernels (its name to `read_kernel`, cap 32, when not NULL);
  * -1 on allocation failure. */

@@ -3,6 +3,7 @@
  *    "exp_gelem_per_s": {"expf": {"1": 0.4}, ...},
  *    "read_gbytes_per_s": {"1": 20.1, "2": 30.2},
  *    "triad_gbytes_per_s": {"1": 15.0, "2": 22.0},
+ *    "sgemm_gflops": {"1": 160.0}, "sgemm_library": "OpenBLAS 0.3.21 SkylakeX",
  *    "pages": "huge"}
  * The reader is a small recursive-descent JSON parser (attn_json_walk, also
  * used by the peer client) that hands every scalar to a visitor with its
@@ -91,6 +92,11 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     fprintf(f, "}");
     fprintf(f, ",\n%*s\"triad_gbytes_per_s\": ", in, "");
     write_thread_map(f, pk, pk->triad_gbytes_per_s);
+    if (any_finite(pk, pk->sgemm_gflops)) {
+        fprintf(f, ",\n%*s\"sgemm_gflops\": ", in, "");
+        write_thread_map(f, pk, pk->sgemm_gflops);
+        fprintf(f, ",\n%*s\"sgemm_library\": \"%s\"", in, "", pk->sgemm_library);
+    }
     if (pk->pages[0])
         fprintf(f, ",\n%*s\"pages\": \"%s\"", in, "", pk->pages);
     fprintf(f, "\n%*s}", indent, "");
@@ -307,6 +313,10 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
             snprintf(r->pk->pages, sizeof r->pk->pages, "%s", attn_pages_name(pages));
         return;
     }
+    if (v->kind == ATTN_JSON_STRING && n == 1 && strcmp(path[base], "sgemm_library") == 0) {
+        snprintf(r->pk->sgemm_library, sizeof r->pk->sgemm_library, "%s", v->text);
+        return;
+    }
     if (v->kind != ATTN_JSON_NUMBER)
         return;
     const double x = v->number;
@@ -344,6 +354,10 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
                 if (ti >= 0)
                     r->pk->exp_gelem_per_s[e][ti] = x, r->found++;
             }
+    } else if (n == 2 && strcmp(k[0], "sgemm_gflops") == 0) {
+        int ti = attn_peak_add_threads(r->pk, threads);
+        if (ti >= 0)
+            r->pk->sgemm_gflops[ti] = x;
     } else if (n == 2 && (strcmp(k[0], "read_gbytes_per_s") == 0 ||
                           strcmp(k[0], "triad_gbytes_per_s") == 0)) {
         int ti = attn_peak_add_threads(r->pk, threads);

@@ -284,7 +284,36 @@ static double twin_speedup(const attn_result_row *slow, const attn_result_row *f
     return ratio;
 }
 
-static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, int all)
+/* Not a target: the BLAS's sgemm at the run's start against the start's
+ * FMA roof at 1 and all threads (peak_sgemm.c), the fraction of the roof
+ * a tuned GEMM library reaches on this machine, printed under the roof
+ * targets it puts in proportion. Nothing when the peak has no sgemm. */
+static void sgemm_context(FILE *f, const attn_peak *pk, int all)
+{
+    if (!pk)
+        return;
+    const int counts[2] = {1, all};
+    char parts[2][80];
+    int have = 0;
+    for (int k = 0; k < (all > 1 ? 2 : 1); k++) {
+        const int ti = attn_peak_index(pk, counts[k]);
+        const double roof = attn_peak_fma_for(pk, counts[k]);
+        const double x = ti < 0 ? NAN : pk->sgemm_gflops[ti];
+        if (!isfinite(x) || !isfinite(roof) || roof <= 0.0)
+            continue;
+        snprintf(parts[have], sizeof parts[0], "%.1f%%%s at %d %s", 100.0 * x / roof,
+                 have ? "" : " of the run start's FMA roof", counts[k], thread_word(counts[k]));
+        have++;
+    }
+    if (!have)
+        return;
+    fprintf(f, "  (not a target: the BLAS's own sgemm here, %s, 2048^3 a thread, ran at %s%s%s)\n",
+            pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", parts[0], have > 1 ? ", " : "",
+            have > 1 ? parts[1] : "");
+}
+
+static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, int all,
+                                 const attn_peak *pk)
 {
     char what[96];
     fprintf(t->f,
@@ -302,6 +331,7 @@ static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, i
             roof_target(t, rows, n, what, &s, &F32, threads,
                         d == 128 ? prefill_pct_d128 : prefill_pct_d64);
         }
+    sgemm_context(t->f, pk, all);
 }
 
 /* One side of a variant's ratio against itself: its row at `shape` and
@@ -887,7 +917,7 @@ int attn_perf_targets_report(FILE *f, const attn_result_row *rows, int n, int al
     const int n_shapes = prefill_shapes(all, shapes);
     fprintf(f, "perf-targets, %d %s = all; fused: the online-softmax variants:\n", all,
             thread_word(all));
-    prefill_roof_targets(&t, rows, n, all);
+    prefill_roof_targets(&t, rows, n, all, pk);
     causal_targets(&t, rows, n, all);
     peaked_targets(&t, rows, n, all);
     thread_targets(&t, rows, n);

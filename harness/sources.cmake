@@ -27,6 +27,7 @@ set(ATTNBENCH_SOURCES
   harness/peak_bandwidth.c
   harness/peak_avx512bf16.c
   harness/peak_amx.c
+  harness/peak_sgemm.c
   harness/roof_probe.c
   harness/results_csv.c
   harness/progress.c

@@ -166,6 +166,26 @@ def peaks_from_rows(rows):
     return {"fma_gflops": {"best ISA": fma}, "read_gbytes_per_s": read}
 
 
+def sgemm_reference(peak):
+    """The BLAS's own sgemm beside the FMA roof (sidecars since it was
+    measured): not a roof, the fraction of it a tuned GEMM reaches here."""
+    sgemm = peak.get("sgemm_gflops") or {}
+    fma = peak.get("fma_gflops") or {}
+    if not sgemm or not fma:
+        return []
+    # The roof: the best ISA's figure per thread count, as attn_peak_fma_for.
+    best = {}
+    for isa in ("scalar", "avx2", "avx512"):
+        for t, x in (fma.get(isa) or {}).items():
+            best[t] = x
+    pct = {t: 100.0 * x / best[t] for t, x in sgemm.items() if ab.is_finite(x) and best.get(t)}
+    library = peak.get("sgemm_library") or "the BLAS"
+    return ["", f"The BLAS's own sgemm ({library}, each thread its own 2048³ product), a "
+            "reference beside the FMA roof, not a roof: the fraction of the roof a tuned GEMM "
+            "library reaches on this machine.", "",
+            per_thread_table("sgemm", {"GFLOP/s": sgemm, "% of the FMA roof": pct})]
+
+
 def section_peaks(meta, rows):
     peak = meta.get("peak")
     from_rows = not peak
@@ -186,6 +206,7 @@ def section_peaks(meta, rows):
         lines += ["", per_thread_table("FMA peak, GFLOP/s", peak["fma_gflops"])]
     if peak.get("fma_chains"):
         lines += ["", per_thread_table("best chains", peak["fma_chains"])]
+    lines += sgemm_reference(peak)
     # The bf16 tensor paths' roofs (sidecars since they were measured): the
     # low-precision table judges a bf16 tensor variant against these.
     if peak.get("bf16_gflops"):

@@ -199,11 +199,21 @@ def peak_object_ok(peak, where):
         for threads, x in peak.get(key, {}).items():
             if not x > 0.5:
                 fail(f"{where}: {key} at {threads} threads = {x} (implausible)")
+    # The BLAS's sgemm, a reference beside the FMA roof: positive, named.
+    for threads, x in peak.get("sgemm_gflops", {}).items():
+        if not (int(threads) >= 1 and x > 0.5):
+            fail(f"{where}: sgemm at {threads} threads = {x}")
+    if peak.get("sgemm_gflops") and not peak.get("sgemm_library", "").startswith("OpenBLAS "):
+        fail(f"{where}: sgemm_library '{peak.get('sgemm_library')}' does not name the BLAS")
     return peak
 
 
 def cmd_peak(path):
-    peak_object_ok(json.load(open(path, encoding="utf-8")), path)
+    peak = peak_object_ok(json.load(open(path, encoding="utf-8")), path)
+    # `attnbench peak` measures the BLAS's sgemm at every thread count.
+    if sorted(peak.get("sgemm_gflops", {})) != sorted(peak["fma_gflops"]["scalar"]):
+        fail(f"{path}: sgemm_gflops at {sorted(peak.get('sgemm_gflops', {}))}, "
+             f"want every thread count {sorted(peak['fma_gflops']['scalar'])}")
     print(f"{path}: peak figures present and positive")
 
 

@@ -55,6 +55,16 @@ int main(void)
     CHECK(&t, read > 0.5 && read < 10000, "read %g GB/s", read);
     CHECK(&t, triad > 0.5 && triad < 10000, "triad %g GB/s", triad);
 
+    /* The BLAS's sgemm beside the roof: a team of 2, each its own product. */
+    const double sgemm = attn_peak_measure_sgemm(2, 1);
+    printf("sgemm %.1f GFLOP/s (2 threads)\n", sgemm);
+    CHECK(&t, sgemm > 0.5 && sgemm < 100000, "sgemm %g GFLOP/s", sgemm);
+    CHECK(&t, isnan(attn_peak_measure_sgemm(0, 1)), "sgemm with no thread: NaN");
+    char library[64];
+    attn_peak_sgemm_library(library, sizeof library);
+    CHECK(&t, strncmp(library, "OpenBLAS ", 9) == 0 && strlen(library) > 10,
+          "sgemm names its BLAS: '%s'", library);
+
     /* The block-by-block read kernel reads what the plain prefetching one
      * reads, whatever the tail: both return lane 0 of the same 16-float
      * chunks' sums plus the same scalar tail (small integers: exact). */
@@ -92,6 +102,13 @@ int main(void)
     pk.read_gbytes_per_s[0] = 9.5;
     pk.read_gbytes_per_s[1] = 20.0;
     pk.triad_gbytes_per_s[1] = 18.0;
+    pk.sgemm_gflops[1] = 310.5;
+    snprintf(pk.sgemm_library, sizeof pk.sgemm_library, "OpenBLAS 0.3.21 SkylakeX");
+    /* A thread count added later moves the columns after it, sgemm's too. */
+    CHECK(&t, attn_peak_add_threads(&pk, 2) == 1 && pk.threads[2] == 4, "2 sorts between");
+    CHECK(&t, pk.sgemm_gflops[2] == 310.5 && isnan(pk.sgemm_gflops[1]),
+          "sgemm moves with its thread count: %g at 4, %g at 2", pk.sgemm_gflops[2],
+          pk.sgemm_gflops[1]);
     snprintf(pk.pages, sizeof pk.pages, "base");
     const char *path = "test_peak_roundtrip.json";
     FILE *f = fopen(path, "w");
@@ -104,8 +121,13 @@ int main(void)
         char err[300];
         int rc = attn_peak_read_json(path, &back, err, sizeof err);
         CHECK(&t, rc == 0, "read back: %s", err);
+        /* (the thread count 2 has no figure: not written) */
         CHECK(&t, back.n_threads == 2 && back.threads[0] == 1 && back.threads[1] == 4,
               "threads read back: %d", back.n_threads);
+        CHECK(&t, back.sgemm_gflops[1] == 310.5 && isnan(back.sgemm_gflops[0]),
+              "sgemm read back: %g", back.sgemm_gflops[1]);
+        CHECK(&t, strcmp(back.sgemm_library, "OpenBLAS 0.3.21 SkylakeX") == 0,
+              "sgemm library read back: '%s'", back.sgemm_library);
         CHECK(&t, back.fma_gflops[ATTN_ISA_SCALAR][0] == 3.5, "scalar fma read back %g",
               back.fma_gflops[ATTN_ISA_SCALAR][0]);
         CHECK(&t, back.fma_gflops[ATTN_ISA_AVX2][1] == 120.25, "avx2 fma read back %g",

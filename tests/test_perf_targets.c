@@ -1323,6 +1323,37 @@ static void preset_measures_everything(check_tally *t, int all, int expect_expf)
     free(pc.cases);
 }
 
+/* The BLAS's sgemm under the roof targets: its fraction of the start's FMA
+ * roof at 1 and all threads, named, never counted as a target; no line
+ * without the figure. */
+static void check_sgemm_context(check_tally *t)
+{
+    attn_peak pk = two_roofs(100.0, 100.0); /* 100 GFLOP/s a thread, any ISA (a mask too) */
+    for (int ti = 0; ti < pk.n_threads; ti++)
+        pk.fma_gflops[ATTN_ISA_SCALAR][ti] = 100.0 * pk.threads[ti];
+    pk.sgemm_gflops[attn_peak_index(&pk, 1)] = 70.0;
+    pk.sgemm_gflops[attn_peak_index(&pk, 2)] = 130.0;
+    snprintf(pk.sgemm_library, sizeof pk.sgemm_library, "OpenBLAS 9.9 Testcore");
+    int evaluated_with = 0, evaluated_without = 0;
+    char *r = report_peak(NULL, 0, 2, &pk, NULL, &evaluated_with);
+    const char *want = "  (not a target: the BLAS's own sgemm here, OpenBLAS 9.9 Testcore, "
+                       "2048^3 a thread, ran at 70.0% of the run start's FMA roof at 1 thread, "
+                       "65.0% at 2 threads)\n";
+    CHECK(t, strstr(r, want) != NULL, "sgemm context line: want '%s'\n%s", want, r);
+    pk.sgemm_gflops[attn_peak_index(&pk, 2)] = NAN;
+    char *one = report_peak(NULL, 0, 2, &pk, NULL, NULL);
+    CHECK(t, strstr(one, "ran at 70.0% of the run start's FMA roof at 1 thread)\n") != NULL,
+          "only the thread count measured\n%s", one);
+    pk.sgemm_gflops[attn_peak_index(&pk, 1)] = NAN;
+    char *none = report_peak(NULL, 0, 2, &pk, NULL, &evaluated_without);
+    CHECK(t, strstr(none, "sgemm") == NULL, "no sgemm figure, no line\n%s", none);
+    CHECK(t, evaluated_with == evaluated_without, "the line is no target: %d vs %d evaluated",
+          evaluated_with, evaluated_without);
+    free(r);
+    free(one);
+    free(none);
+}
+
 int main(int argc, char **argv)
 {
     check_tally t = {0, 0};
@@ -1331,6 +1362,7 @@ int main(int argc, char **argv)
     check_roof_refusals(&t);
     check_paired(&t);
     check_prefill_roof(&t);
+    check_sgemm_context(&t);
     check_causal(&t);
     check_peaked(&t);
     check_two_threads(&t);

@@ -300,6 +300,20 @@ class Peaks(unittest.TestCase):
         del peak["bf16_gflops"]  # an older sidecar: no such table
         self.assertNotIn("bf16", "\n".join(report.section_peaks({"peak": peak}, [])))
 
+    def test_sgemm_beside_the_fma_roof_when_present(self):
+        import report
+        peak = {"fma_gflops": {"avx2": {"1": 130.0, "2": 260.0},
+                               "avx512": {"1": 230.0, "2": 460.0}},
+                "sgemm_gflops": {"1": 161.0, "2": 322.0},
+                "sgemm_library": "OpenBLAS 0.3.21 SkylakeX"}
+        text = "\n".join(report.section_peaks({"peak": peak}, []))
+        self.assertIn("OpenBLAS 0.3.21 SkylakeX", text)
+        self.assertIn("| GFLOP/s | 161 | 322 |", text)
+        # against the best ISA's roof (avx512 here), not the first listed
+        self.assertIn("| % of the FMA roof | 70.0 | 70.0 |", text)
+        del peak["sgemm_gflops"]  # an older sidecar: no such table
+        self.assertNotIn("sgemm", "\n".join(report.section_peaks({"peak": peak}, [])))
+
     def test_without_a_sidecar_the_figures_are_the_rows(self):
         import report
         text = " ".join(report.section_peaks({}, self.PAIRED))
