@@ -347,8 +347,8 @@ int attn_peak_measure(attn_peak *pk, const attn_peak_opts *o, FILE *log)
             pk->sgemm_gflops[ti] = attn_peak_measure_sgemm(t, o->repetitions);
             attn_peak_sgemm_library(pk->sgemm_library, sizeof pk->sgemm_library);
             if (log)
-                fprintf(log, "sgemm %-9s threads=%-3d %9.1f GFLOP/s (%s, 2048^3 a thread)\n",
-                        "blas", t, pk->sgemm_gflops[ti], pk->sgemm_library);
+                fprintf(log, "sgemm %-9s threads=%-3d %9.1f GFLOP/s (%s, %d^3 a thread)\n", "blas",
+                        t, pk->sgemm_gflops[ti], pk->sgemm_library, ATTN_PEAK_SGEMM_N);
         }
         for (int e = 0; o->exp && e < ATTN_EXP_COUNT; e++) {
             char why[128];
@@ -441,12 +441,21 @@ static void print_cell(FILE *f, double x, const char *fmt)
         fprintf(f, "%12s", "-");
 }
 
-static int sgemm_any(const attn_peak *pk)
+int attn_peak_any_finite(const attn_peak *pk, const double *x)
 {
     for (int ti = 0; ti < pk->n_threads; ti++)
-        if (isfinite(pk->sgemm_gflops[ti]))
+        if (isfinite(x[ti]))
             return 1;
     return 0;
+}
+
+double attn_peak_sgemm_pct(const attn_peak *pk, int threads)
+{
+    const int ti = attn_peak_index(pk, threads);
+    const double roof = attn_peak_fma_for(pk, threads);
+    if (ti < 0 || !isfinite(pk->sgemm_gflops[ti]) || !(roof > 0.0))
+        return NAN;
+    return 100.0 * pk->sgemm_gflops[ti] / roof;
 }
 
 void attn_peak_print(FILE *f, const attn_peak *pk)
@@ -494,15 +503,15 @@ void attn_peak_print(FILE *f, const attn_peak *pk)
             fprintf(f, "  (%s)", why);
         fprintf(f, "\n");
     }
-    if (pk->sgemm_library[0] || sgemm_any(pk)) {
+    if (pk->sgemm_library[0] || attn_peak_any_finite(pk, pk->sgemm_gflops)) {
         fprintf(f, "%-26s", "sgemm GFLOP/s");
         for (int ti = 0; ti < pk->n_threads; ti++)
             print_cell(f, pk->sgemm_gflops[ti], "%12.1f");
-        fprintf(f, "  (%s, 2048^3 a thread: a reference, not a roof)\n%-26s",
-                pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", "  % of the FMA roof");
+        fprintf(f, "  (%s, %d^3 a thread: a reference, not a roof)\n%-26s",
+                pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", ATTN_PEAK_SGEMM_N,
+                "  % of the FMA roof");
         for (int ti = 0; ti < pk->n_threads; ti++)
-            print_cell(f, 100.0 * pk->sgemm_gflops[ti] / attn_peak_fma_for(pk, pk->threads[ti]),
-                       "%12.1f");
+            print_cell(f, attn_peak_sgemm_pct(pk, pk->threads[ti]), "%12.1f");
         fprintf(f, "\n");
     }
     fprintf(f, "%-26s", "read GB/s");

@@ -108,8 +108,14 @@ double attn_peak_measure_exp(attn_exp_kind kind, int threads, int reps, double s
 /* The BLAS's sgemm GFLOP/s of the team, each thread its own product with the
  * BLAS on one thread, median of `reps` (NaN when its memory is not there);
  * the BLAS's name, version and kernel ("OpenBLAS 0.3.21 SkylakeX"). */
+enum { ATTN_PEAK_SGEMM_N = 2048 }; /* each thread's product: N x N times N x N */
 double attn_peak_measure_sgemm(int threads, int reps);
 void attn_peak_sgemm_library(char *out, size_t cap);
+/* 100 x the sgemm figure over the FMA roof (attn_peak_fma_for) at a thread
+ * count; NaN when either was not measured. */
+double attn_peak_sgemm_pct(const attn_peak *pk, int threads);
+/* 1 when some thread count of pk has a finite figure in x (a row of pk). */
+int attn_peak_any_finite(const attn_peak *pk, const double *x);
 /* Read and triad GB/s over three arrays of `bytes` each: read is the best
  * of the read kernels (its name to `read_kernel`, cap 32, when not NULL);
  * -1 on allocation failure. */

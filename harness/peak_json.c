@@ -29,21 +29,13 @@ static void write_thread_map(FILE *f, const attn_peak *pk, const double *x)
     fprintf(f, "}");
 }
 
-static int any_finite(const attn_peak *pk, const double *x)
-{
-    for (int ti = 0; ti < pk->n_threads; ti++)
-        if (isfinite(x[ti]))
-            return 1;
-    return 0;
-}
-
 void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
 {
     const int in = indent + 2;
     fprintf(f, "{\n%*s\"fma_gflops\": {", in, "");
     int first = 1;
     for (int i = 0; i < ATTN_ISA_COUNT; i++) {
-        if (!any_finite(pk, pk->fma_gflops[i]))
+        if (!attn_peak_any_finite(pk, pk->fma_gflops[i]))
             continue;
         fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_isa_name((attn_isa)i));
         write_thread_map(f, pk, pk->fma_gflops[i]);
@@ -52,7 +44,7 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     fprintf(f, "},\n%*s\"exp_gelem_per_s\": {", in, "");
     first = 1;
     for (int e = 0; e < ATTN_EXP_COUNT; e++) {
-        if (!any_finite(pk, pk->exp_gelem_per_s[e]))
+        if (!attn_peak_any_finite(pk, pk->exp_gelem_per_s[e]))
             continue;
         fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_exp_name((attn_exp_kind)e));
         write_thread_map(f, pk, pk->exp_gelem_per_s[e]);
@@ -61,7 +53,7 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     fprintf(f, "},\n%*s\"bf16_gflops\": {", in, "");
     first = 1;
     for (int b = 0; b < ATTN_BF16_COUNT; b++) {
-        if (!any_finite(pk, pk->bf16_gflops[b]))
+        if (!attn_peak_any_finite(pk, pk->bf16_gflops[b]))
             continue;
         fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_bf16_name((attn_bf16_kind)b));
         write_thread_map(f, pk, pk->bf16_gflops[b]);
@@ -73,7 +65,7 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
         double chains[ATTN_PEAK_MAX_THREAD_COUNTS];
         for (int ti = 0; ti < pk->n_threads; ti++)
             chains[ti] = pk->fma_chains[i][ti] > 0 ? pk->fma_chains[i][ti] : NAN;
-        if (!any_finite(pk, chains))
+        if (!attn_peak_any_finite(pk, chains))
             continue;
         fprintf(f, "%s\"%s\": ", first ? "" : ", ", attn_isa_name((attn_isa)i));
         write_thread_map(f, pk, chains);
@@ -92,7 +84,7 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     fprintf(f, "}");
     fprintf(f, ",\n%*s\"triad_gbytes_per_s\": ", in, "");
     write_thread_map(f, pk, pk->triad_gbytes_per_s);
-    if (any_finite(pk, pk->sgemm_gflops)) {
+    if (attn_peak_any_finite(pk, pk->sgemm_gflops)) {
         fprintf(f, ",\n%*s\"sgemm_gflops\": ", in, "");
         write_thread_map(f, pk, pk->sgemm_gflops);
         fprintf(f, ",\n%*s\"sgemm_library\": \"%s\"", in, "", pk->sgemm_library);

@@ -24,9 +24,10 @@
 #include "peak.h"
 #include "timer.h"
 
-/* 2048^3: 17 GFLOP a thread, ~0.1 s at 160 GFLOP/s, and 48 MiB of operands
- * a thread, far past L2, as a GEMM that must block for the caches is. */
-enum { SGEMM_N = 2048, SGEMM_MAX_REPS = 15 };
+/* ATTN_PEAK_SGEMM_N = 2048: 17 GFLOP a thread, ~0.1 s at 160 GFLOP/s, and
+ * 48 MiB of operands a thread, far past L2, as a GEMM that must block for
+ * the caches is. */
+enum { SGEMM_MAX_REPS = 15 };
 
 /* OpenBLAS's own declarations (cblas.h of OpenBLAS has them; restated so a
  * cblas.h of another origin still compiles). */
@@ -62,7 +63,7 @@ double attn_peak_measure_sgemm(int threads, int reps)
     if (threads < 1)
         return NAN;
     reps = reps < 1 ? 1 : reps > SGEMM_MAX_REPS ? SGEMM_MAX_REPS : reps;
-    const size_t n = SGEMM_N, elems = n * n;
+    const size_t n = ATTN_PEAK_SGEMM_N, elems = n * n;
     float **buf = calloc((size_t)threads * 3, sizeof *buf);
     int ok = buf != NULL;
     for (int i = 0; ok && i < threads * 3; i++) {
@@ -76,19 +77,18 @@ double attn_peak_measure_sgemm(int threads, int reps)
         free(buf);
         return NAN;
     }
+    /* Each thread fills (first-touches) its own operands. */
+#pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num();
+        fill(buf[3 * t], elems, 1u + 2u * (unsigned)t);
+        fill(buf[3 * t + 1], elems, 2u + 2u * (unsigned)t);
+        memset(buf[3 * t + 2], 0, elems * sizeof(float));
+    }
     const int saved = openblas_get_num_threads();
     openblas_set_num_threads(1);
     double rate[SGEMM_MAX_REPS];
-    for (int r = -1; r < reps; r++) { /* r = -1: warm-up (pages, OpenBLAS's buffers) */
-#pragma omp parallel num_threads(threads)
-        {
-            const int t = omp_get_thread_num();
-            if (r < 0) {
-                fill(buf[3 * t], elems, 1u + 2u * (unsigned)t);
-                fill(buf[3 * t + 1], elems, 2u + 2u * (unsigned)t);
-                memset(buf[3 * t + 2], 0, elems * sizeof(float));
-            }
-        }
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up (OpenBLAS's buffers) */
         const int64_t t0 = attn_now_ns();
 #pragma omp parallel num_threads(threads)
         {

@@ -296,20 +296,18 @@ static void sgemm_context(FILE *f, const attn_peak *pk, int all)
     char parts[2][80];
     int have = 0;
     for (int k = 0; k < (all > 1 ? 2 : 1); k++) {
-        const int ti = attn_peak_index(pk, counts[k]);
-        const double roof = attn_peak_fma_for(pk, counts[k]);
-        const double x = ti < 0 ? NAN : pk->sgemm_gflops[ti];
-        if (!isfinite(x) || !isfinite(roof) || roof <= 0.0)
+        const double pct = attn_peak_sgemm_pct(pk, counts[k]);
+        if (!isfinite(pct))
             continue;
-        snprintf(parts[have], sizeof parts[0], "%.1f%%%s at %d %s", 100.0 * x / roof,
+        snprintf(parts[have], sizeof parts[0], "%.1f%%%s at %d %s", pct,
                  have ? "" : " of the run start's FMA roof", counts[k], thread_word(counts[k]));
         have++;
     }
     if (!have)
         return;
-    fprintf(f, "  (not a target: the BLAS's own sgemm here, %s, 2048^3 a thread, ran at %s%s%s)\n",
-            pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", parts[0], have > 1 ? ", " : "",
-            have > 1 ? parts[1] : "");
+    fprintf(f, "  (not a target: the BLAS's own sgemm here, %s, %d^3 a thread, ran at %s%s%s)\n",
+            pk->sgemm_library[0] ? pk->sgemm_library : "the BLAS", ATTN_PEAK_SGEMM_N, parts[0],
+            have > 1 ? ", " : "", have > 1 ? parts[1] : "");
 }
 
 static void prefill_roof_targets(tally *t, const attn_result_row *rows, int n, int all,

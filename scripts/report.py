@@ -170,15 +170,10 @@ def sgemm_reference(peak):
     """The BLAS's own sgemm beside the FMA roof (sidecars since it was
     measured): not a roof, the fraction of it a tuned GEMM reaches here."""
     sgemm = peak.get("sgemm_gflops") or {}
-    fma = peak.get("fma_gflops") or {}
-    if not sgemm or not fma:
+    roofs = {t: best_fma(peak, t) for t in sgemm}
+    if not any(roofs.values()):
         return []
-    # The roof: the best ISA's figure per thread count, as attn_peak_fma_for.
-    best = {}
-    for isa in ("scalar", "avx2", "avx512"):
-        for t, x in (fma.get(isa) or {}).items():
-            best[t] = x
-    pct = {t: 100.0 * x / best[t] for t, x in sgemm.items() if ab.is_finite(x) and best.get(t)}
+    pct = {t: 100.0 * x / roofs[t] for t, x in sgemm.items() if ab.is_finite(x) and roofs[t]}
     library = peak.get("sgemm_library") or "the BLAS"
     return ["", f"The BLAS's own sgemm ({library}, each thread its own 2048³ product), a "
             "reference beside the FMA roof, not a roof: the fraction of the roof a tuned GEMM "
@@ -256,12 +251,19 @@ def paired_roof_ranges(rows, peak=None, from_rows=False):
             + "; ".join(parts) + "."]
 
 
+def best_fma(peak, threads):
+    """The FMA roof at a thread count: the highest ISA's figure (None when
+    none was measured there)."""
+    t = str(threads)
+    return max((v[t] for v in (peak.get("fma_gflops") or {}).values()
+                if ab.is_finite(v.get(t))), default=None)
+
+
 def compute_roof_kind(value, threads, peak):
     """"FMA", or "bf16" when the run's start measured a bf16 peak at this
     thread count nearer to `value` (on a log scale) than the best FMA peak."""
     t = str(threads)
-    fma = max((v[t] for v in (peak.get("fma_gflops") or {}).values()
-               if ab.is_finite(v.get(t))), default=None)
+    fma = best_fma(peak, t)
     bf16 = [v[t] for v in (peak.get("bf16_gflops") or {}).values() if ab.is_finite(v.get(t))]
     if fma and bf16 and value > 0:
         near = min(bf16, key=lambda b: abs(math.log(value / b)))
