@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const data_names[DATA_KIND_COUNT] = {
@@ -44,6 +45,22 @@ float attn_data_own_scale(attn_data_kind kind)
     }
 }
 
+/* The shortest %g spelling (6 to 9 significant digits) that reads back as
+ * the same float through --shape's parser (strtod, then to float), so a
+ * case name names its scale exactly: the matrix and resume tell cells
+ * apart by it. Six digits first keeps every name that %g already spelled. */
+static int print_scale(char *buf, size_t cap, float scale)
+{
+    char text[32];
+    int digits = 6;
+    for (; digits < 9; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)scale);
+        if ((float)strtod(text, NULL) == scale)
+            break;
+    }
+    return snprintf(buf, cap, ",scale=%.*g", digits, (double)scale);
+}
+
 void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t cap)
 {
     const attn_shape *s = &c->shape;
@@ -54,7 +71,7 @@ void attn_case_name(const char *variant, const attn_case *c, char *buf, size_t c
     if (n < 0 || (size_t)n >= cap)
         return;
     if (s->scale != 0.0f)
-        n += snprintf(buf + n, cap - (size_t)n, ",scale=%g", (double)s->scale);
+        n += print_scale(buf + n, cap - (size_t)n, s->scale);
     if (n >= 0 && (size_t)n < cap && c->data != DATA_NORMAL)
         n += snprintf(buf + n, cap - (size_t)n, ",data=%s", attn_data_name(c->data));
     if (n >= 0 && (size_t)n < cap && !attn_types_all_f32(&c->types))

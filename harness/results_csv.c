@@ -423,7 +423,7 @@ int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t c
         return -1;
     }
     /* The scale has no column: a cell with its own (perf-targets' peaked
-     * one) carries it in its case name, ",scale=<%g>", and is another cell
+     * one) carries it in its case name, ",scale=<shortest exact>", and is another cell
      * than the same shape at the default scale (attn_perf_same_cell). */
     const char *scale = strstr(r->case_name, ",scale=");
     if (scale) {

@@ -86,7 +86,9 @@ static int take_field(const char *token, int takes_data, int32_t *ints, float *s
         if (value[0] == '\0' || isspace((unsigned char)value[0]) || value[0] == '+' ||
             *end != '\0' || !isfinite(x))
             return fail(msg, cap, "scale = '%s' must be a finite number (0: 1/sqrt(dk))", value);
-        if (fabs(x) > FLT_MAX)
+        /* Beyond FLT_MAX by less than half its step rounds to FLT_MAX,
+         * which a case name spells 3.4028235e+38 (above FLT_MAX). */
+        if (fabs(x) >= 0x1.ffffffp127)
             return fail(msg, cap, "scale = '%s' is beyond a float's range (+-3.4e38)", value);
         /* A float 0 means 1/sqrt(d_k): a tiny scale must not turn into it. */
         if (x != 0.0 && (float)x == 0.0f)

@@ -2,7 +2,9 @@
  * reads back as the shape it names (a case name minus its impl= is a valid
  * --shape, whatever the fields' order), the defaults, and each refusal
  * naming the field and its value with the outputs untouched. */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +60,59 @@ static void check_round_trip(check_tally *t)
             CHECK(t, rc == 0 && same_shape(&s, &cases[i].shape) && data == cases[i].data,
                   "'%s' reads back as its case (rc %d: %s)", text, rc, msg);
         }
+}
+
+/* Every finite nonzero float scale: its case name spells it exactly (the
+ * shortest of 6 to 9 digits that reads back), so a name and its --shape
+ * are the same cell; scales six digits already spell keep their names. */
+static void check_scale_spelling(check_tally *t)
+{
+    static const struct {
+        float scale;
+        const char *spelled;
+    } kept[] = {{0.125f, ",scale=0.125,"},
+                {2.0f, ",scale=2,"},
+                {1e30f, ",scale=1e+30,"},
+                {-3.5e-7f, ",scale=-3.5e-07,"},
+                {0.1f, ",scale=0.1,"},
+                {1.0f / 3.0f, ",scale=0.33333334,"},
+                {-FLT_MAX, ",scale=-3.4028235e+38,"}};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        const attn_case c = {.shape = {1, 2, 2, 3, 3, 4, 4, 0, kept[i].scale}, .data = DATA_TIED};
+        char name[300];
+        attn_case_name(NULL, &c, name, sizeof name);
+        CHECK(t, strstr(name, kept[i].spelled) != NULL, "scale %a is spelled '%s': %s",
+              (double)kept[i].scale, kept[i].spelled, name);
+        attn_shape s;
+        attn_data_kind data = DATA_NORMAL;
+        char msg[300] = "";
+        int rc = attn_shape_arg_parse(name, &s, &data, msg, sizeof msg);
+        CHECK(t, rc == 0 && same_shape(&s, &c.shape) && data == DATA_TIED,
+              "'%s' reads back as its case (rc %d: %s)", name, rc, msg);
+    }
+    /* Bit patterns across every exponent, subnormals and FLT_MAX's too. */
+    uint32_t bits = 0x3f13e93eu; /* 0.5777777f, which %g spelled 0.577778 */
+    int wrong = 0;
+    for (int i = 0; i < 20000; i++) {
+        float scale;
+        memcpy(&scale, &bits, sizeof scale);
+        bits = bits * 1664525u + 1013904223u;
+        if (!isfinite(scale) || scale == 0.0f)
+            continue;
+        const attn_case c = {.shape = {1, 2, 2, 3, 3, 4, 4, 1, scale}};
+        char name[300];
+        attn_case_name(NULL, &c, name, sizeof name);
+        attn_shape s;
+        char msg[300] = "";
+        int rc = attn_shape_arg_parse(name, &s, NULL, msg, sizeof msg);
+        if (rc != 0 || !same_shape(&s, &c.shape)) {
+            if (wrong++ < 3)
+                CHECK(t, 0, "'%s' reads back as scale %a (rc %d: %s)", name, (double)s.scale, rc,
+                      msg);
+        }
+    }
+    CHECK(t, wrong == 0, "every random float scale reads back from its case name (%d wrong)",
+          wrong);
 }
 
 static void check_defaults(check_tally *t)
@@ -164,6 +219,8 @@ static void check_refusals(check_tally *t)
         {"Hq=8,nq=4,dk=8,causal=2", 1, "causal = '2' must be 0 or 1"},
         {"Hq=8,nq=4,dk=8,scale=inf", 1, "scale = 'inf' must be a finite number"},
         {"Hq=8,nq=4,dk=8,scale=1e39", 1, "scale = '1e39' is beyond a float's range"},
+        {"Hq=8,nq=4,dk=8,scale=-3.4028236e38", 1,
+         "scale = '-3.4028236e38' is beyond a float's range"},
         {"Hq=8,nq=4,dk=8,scale=nan", 1, "scale = 'nan' must be a finite number"},
         {"Hq=8,nq=4,dk=8,foo=1", 1, "'foo' is not a shape field (B, Hq, Hkv, nq, nkv"},
         {"Hq=8,nq=4,dk=8,hq=1", 1, "'hq' is not a shape field"},
@@ -202,6 +259,7 @@ int main(void)
 {
     check_tally t = {0, 0};
     check_round_trip(&t);
+    check_scale_spelling(&t);
     check_defaults(&t);
     check_refusals(&t);
     check_add(&t);
