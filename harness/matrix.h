@@ -19,7 +19,9 @@ enum {
     MATRIX_MAX_VARIANTS = 32,
     MATRIX_MAX_THREAD_ARGS = 16,
     MATRIX_MAX_SHAPES = 64,
-    MATRIX_MAX_REPS = 1000
+    MATRIX_MAX_REPS = 1000,
+    /* --out's length: its .plan and .meta.json names fit 400 bytes. */
+    MATRIX_MAX_OUT_PATH = 384
 };
 
 enum { MATRIX_MAX_PEERS = 3 };

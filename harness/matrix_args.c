@@ -124,14 +124,31 @@ int matrix_parse_args(int argc, char **argv, matrix_opts *o)
         } else if ((r = cli_flag_value(argc, argv, &i, "--threads", &value)) != 0) {
             if (r < 0 || cli_parse_long("matrix", "--threads", value, 1, 4096, &x) != 0)
                 return -1;
-            if (o->n_threads < MATRIX_MAX_THREAD_ARGS)
-                o->threads[o->n_threads++] = (int)x;
+            /* Each count once: a cell twice would be timed twice and its
+             * plan file would not read back on --resume. */
+            for (int k = 0; k < o->n_threads; k++)
+                if (o->threads[k] == (int)x) {
+                    fprintf(stderr, "matrix: --threads %ld is given twice\n", x);
+                    return -1;
+                }
+            if (o->n_threads == MATRIX_MAX_THREAD_ARGS) {
+                fprintf(stderr,
+                        "matrix: --threads %ld is one more than the %d thread counts a run takes\n",
+                        x, (int)MATRIX_MAX_THREAD_ARGS);
+                return -1;
+            }
+            o->threads[o->n_threads++] = (int)x;
         } else if ((r = cli_flag_value(argc, argv, &i, "--dtype", &value)) != 0) {
             if (r < 0 || (o->n_dtypes = cli_parse_dtypes("matrix", value, o->dtypes)) < 0)
                 return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--out", &value)) != 0) {
             if (r < 0)
                 return -1;
+            if (strlen(value) > MATRIX_MAX_OUT_PATH) {
+                fprintf(stderr, "matrix: --out '%.40s...' is longer than %d characters\n", value,
+                        (int)MATRIX_MAX_OUT_PATH);
+                return -1;
+            }
             o->out = value;
         } else if ((r = cli_flag_value(argc, argv, &i, "--repetitions", &value)) != 0) {
             if (r < 0 || cli_parse_long("matrix", "--repetitions", value, 1, MATRIX_MAX_REPS,

@@ -218,7 +218,13 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     }
     matrix_plan_path(o->out, b->path, sizeof b->path);
     matrix_plan_saved saved;
-    const int have_saved = o->resume && matrix_plan_read(b->path, &saved, why, sizeof why) == 0;
+    const int plan_rc = o->resume ? matrix_plan_read(b->path, &saved, why, sizeof why) : -1;
+    const int have_saved = plan_rc == MATRIX_PLAN_OK;
+    /* A plan that is there but does not read back costs its timings and
+     * the earlier runs' time: say so rather than calibrate silently. */
+    if (o->resume && !have_saved && plan_rc != MATRIX_PLAN_EIO)
+        fprintf(stderr, "matrix: %s; calibrating again (the earlier runs' time is not counted)\n",
+                why);
     const int carry_on = have_saved && saved.has_state;
     double overhead_s = 0;
     if (carry_on) {

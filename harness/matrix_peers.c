@@ -335,9 +335,18 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
         char why[400] = "";
         /* No worker for a run whose every cell it would skip. */
         int started = to_run ? attn_peer_start(&po, &peer, why, sizeof why) : ATTN_PEER_SKIP;
-        if (started == ATTN_PEER_OK && used < cap)
-            used += (size_t)snprintf(versions + used, cap - used, "%s\"%s\": \"%s\"",
-                                     used > 1 ? ", " : "", name, attn_peer_version(peer));
+        if (started == ATTN_PEER_OK) { /* whole entries only: the sidecar stays JSON */
+            char key[64], value[160], entry[240];
+            const size_t kl = (size_t)attn_json_quote(name, key, sizeof key);
+            const size_t vl = (size_t)attn_json_quote(attn_peer_version(peer), value, sizeof value);
+            const size_t len =
+                (size_t)snprintf(entry, sizeof entry, "%s%s: %s", used > 1 ? ", " : "", key, value);
+            if (kl < sizeof key && vl < sizeof value && len < sizeof entry &&
+                used + len + 1 < cap) {
+                memcpy(versions + used, entry, len + 1);
+                used += len;
+            }
+        }
         for (int ci = 0; ci < n; ci++) {
             attn_result_row row;
             peer_row_init(&row, name, &cases[ci], pk);

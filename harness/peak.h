@@ -161,8 +161,8 @@ int attn_peak_pages_check(const attn_peak *pk, attn_pages pages, const char *sou
 /* The JSON reader under attn_peak_read_json, for other small documents
  * (the peer workers' replies): it walks one JSON value and hands every
  * scalar to `visit` with its path of keys ("[]" for an array element).
- * Limits: 8 levels, keys cut at 63 bytes, strings at 1023; an escape keeps
- * the escaped character, \uXXXX becomes '?'. */
+ * Limits: 8 levels, keys cut at 63 bytes, strings at 1023; escapes decode
+ * (\n, \t, \uXXXX below 0x80), a \uXXXX beyond ASCII becomes '?'. */
 enum { ATTN_JSON_MAX_DEPTH = 8, ATTN_JSON_MAX_KEY = 64, ATTN_JSON_MAX_TEXT = 1024 };
 typedef enum attn_json_kind {
     ATTN_JSON_NUMBER,
@@ -178,6 +178,12 @@ typedef struct attn_json_value {
 } attn_json_value;
 typedef void (*attn_json_visitor)(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int depth,
                                   const attn_json_value *v);
+/* `s` as a JSON string, quotes included: '"' and '\\' escaped, control
+ * characters as \u00XX, so any text a library reports (a version, a kernel
+ * name) leaves a document valid. attn_json_quote writes into `out` as
+ * snprintf does and returns the length the whole string needs. */
+void attn_json_put_string(FILE *f, const char *s);
+int attn_json_quote(const char *s, char *out, size_t cap);
 /* Returns 0, or -1 with `err` set ("expected ':' at byte 12"). */
 int attn_json_walk(const char *text, size_t len, attn_json_visitor visit, void *ctx, char *err,
                    size_t cap);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "peak.h"
+#include "peak_kernels.h"
 
 static void write_thread_map(FILE *f, const attn_peak *pk, const double *x)
 {
@@ -78,7 +79,8 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     for (int ti = 0; ti < pk->n_threads; ti++) {
         if (!pk->read_kernel[ti][0])
             continue;
-        fprintf(f, "%s\"%d\": \"%s\"", first ? "" : ", ", pk->threads[ti], pk->read_kernel[ti]);
+        fprintf(f, "%s\"%d\": ", first ? "" : ", ", pk->threads[ti]);
+        attn_json_put_string(f, pk->read_kernel[ti]);
         first = 0;
     }
     fprintf(f, "}");
@@ -87,11 +89,57 @@ void attn_peak_write_json(FILE *f, const attn_peak *pk, int indent)
     if (attn_peak_any_finite(pk, pk->sgemm_gflops)) {
         fprintf(f, ",\n%*s\"sgemm_gflops\": ", in, "");
         write_thread_map(f, pk, pk->sgemm_gflops);
-        fprintf(f, ",\n%*s\"sgemm_library\": \"%s\"", in, "", pk->sgemm_library);
+        fprintf(f, ",\n%*s\"sgemm_library\": ", in, "");
+        attn_json_put_string(f, pk->sgemm_library);
     }
-    if (pk->pages[0])
-        fprintf(f, ",\n%*s\"pages\": \"%s\"", in, "", pk->pages);
+    if (pk->pages[0]) {
+        fprintf(f, ",\n%*s\"pages\": ", in, "");
+        attn_json_put_string(f, pk->pages);
+    }
     fprintf(f, "\n%*s}", indent, "");
+}
+
+/* One character as JSON text: itself, or its escape. */
+static int quote_char(unsigned char c, char out[8])
+{
+    if (c == '"' || c == '\\')
+        return snprintf(out, 8, "\\%c", c);
+    if (c < 0x20)
+        return snprintf(out, 8, "\\u%04x", c);
+    out[0] = (char)c;
+    out[1] = '\0';
+    return 1;
+}
+
+void attn_json_put_string(FILE *f, const char *s)
+{
+    char piece[8];
+    fputc('"', f);
+    for (; *s; s++) {
+        quote_char((unsigned char)*s, piece);
+        fputs(piece, f);
+    }
+    fputc('"', f);
+}
+
+int attn_json_quote(const char *s, char *out, size_t cap)
+{
+    /* Whole pieces only: a cut string ends before the piece that did not fit. */
+    char piece[8];
+    const size_t chars = strlen(s);
+    size_t n = 0, kept = 0;
+    for (size_t i = 0; i <= chars + 1; i++) {
+        const int len = i == 0 || s[i - 1] == '\0' ? snprintf(piece, sizeof piece, "\"")
+                                                   : quote_char((unsigned char)s[i - 1], piece);
+        if (kept == n && n + (size_t)len < cap) {
+            memcpy(out + n, piece, (size_t)len);
+            kept += (size_t)len;
+        }
+        n += (size_t)len;
+    }
+    if (cap)
+        out[kept] = '\0';
+    return (int)n;
 }
 
 /* ---- reading ---- */
@@ -123,6 +171,29 @@ static void skip_ws(json_parser *j)
         j->p++;
 }
 
+/* The character of the escape after a backslash at j->p (which moves past
+ * it), or -1 for one JSON does not have. */
+static int escaped_char(json_parser *j)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char c = *j->p++;
+    const char *at = c ? strchr(from, c) : NULL;
+    if (at)
+        return (unsigned char)to[at - from];
+    if (c != 'u' || j->end - j->p < 4)
+        return -1;
+    int code = 0;
+    for (int i = 0; i < 4; i++, j->p++) {
+        const char h = *j->p;
+        if (!isxdigit((unsigned char)h))
+            return -1;
+        code = 16 * code +
+               (isdigit((unsigned char)h) ? h - '0' : tolower((unsigned char)h) - 'a' + 10);
+    }
+    /* The texts read here are ASCII names and messages: beyond it, a mark. */
+    return code > 0 && code < 0x80 ? code : '?';
+}
+
 static int parse_string(json_parser *j, char *out, size_t cap)
 {
     if (j->p >= j->end || *j->p != '"') {
@@ -132,16 +203,13 @@ static int parse_string(json_parser *j, char *out, size_t cap)
     j->p++;
     size_t n = 0;
     while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if (c == '\\' && j->p < j->end) {
-            c = *j->p++;
-            if (c == 'u') { /* keys we care about are ASCII: keep a placeholder */
-                j->p += 4;
-                c = '?';
-            }
+        int c = (unsigned char)*j->p++;
+        if (c == '\\' && j->p < j->end && (c = escaped_char(j)) < 0) {
+            fail(j, "a bad escape in a string");
+            return -1;
         }
         if (n + 1 < cap)
-            out[n++] = c;
+            out[n++] = (char)c;
     }
     if (j->p >= j->end) {
         fail(j, "unterminated string");
@@ -307,6 +375,18 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
     }
     if (v->kind == ATTN_JSON_STRING && n == 1 && strcmp(path[base], "sgemm_library") == 0) {
         snprintf(r->pk->sgemm_library, sizeof r->pk->sgemm_library, "%s", v->text);
+        return;
+    }
+    /* The read kernel each thread count's roof came from: a paired read
+     * roof after --resume or --peak races only that one again. A name this
+     * build does not know is left out (all of them race). */
+    if (v->kind == ATTN_JSON_STRING && n == 2 && strcmp(path[base], "read_kernel") == 0) {
+        const int threads = thread_key(path[base + 1]);
+        const int ti = threads > 0 && attn_peak_read_kernel_find(v->text) >= 0
+                           ? attn_peak_add_threads(r->pk, threads)
+                           : -1;
+        if (ti >= 0)
+            snprintf(r->pk->read_kernel[ti], sizeof r->pk->read_kernel[ti], "%s", v->text);
         return;
     }
     if (v->kind != ATTN_JSON_NUMBER)

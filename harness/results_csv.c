@@ -2,6 +2,7 @@
  * the results CSV format, the column table and the writer and reader that
  * walk it, and the append-only file --resume reopens. */
 #include "results_csv.h"
+#include "shape_arg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -306,6 +307,10 @@ static int split_fields(const char *line, char *work, size_t cap, char **fields,
     }
 }
 
+/* The longest float field the writer spells: a nanosecond count below
+ * 1e20 (3 years), a %.6g figure with its exponent. */
+enum { FLOAT_FIELD_MAX = 20 };
+
 static int parse_double_field(const char *s, double *out)
 {
     if (!*s) {
@@ -374,6 +379,10 @@ static int parse_field(const column *c, const char *text, attn_result_row *r)
         double x;
         if (parse_double_field(text, &x) != 0)
             return -1;
+        /* What the writer would spell longer than any figure it writes
+         * (%.0f of 1e308 is 309 digits) would not fit a line it reads. */
+        if (isfinite(x) && snprintf(NULL, 0, c->fmt, x) > FLOAT_FIELD_MAX)
+            return -1;
         memcpy(at, &x, sizeof x);
         return 0;
     }
@@ -427,10 +436,17 @@ int attn_results_parse(const char *line, attn_result_row *r, char *err, size_t c
      * than the same shape at the default scale (attn_perf_same_cell). */
     const char *scale = strstr(r->case_name, ",scale=");
     if (scale) {
-        char *end;
-        r->shape.scale = strtof(scale + 7, &end);
-        if (end == scale + 7 || (*end && *end != ',')) {
+        char value[64], why[160];
+        const size_t len = strcspn(scale + 7, ",");
+        if (len >= sizeof value) {
             snprintf(err, cap, "case: '%.60s' has a scale that does not parse", r->case_name);
+            return -1;
+        }
+        memcpy(value, scale + 7, len);
+        value[len] = '\0';
+        if (attn_scale_parse(value, &r->shape.scale, why, sizeof why) != 0) {
+            snprintf(err, cap, "case: '%.60s' has a scale that does not parse: %s", r->case_name,
+                     why);
             return -1;
         }
     }
@@ -610,12 +626,24 @@ int attn_results_append(attn_results_file *f, const attn_result_row *r, char *er
         snprintf(err, cap, "row for %s does not fit in %zu bytes", r->case_name, sizeof line);
         return -1;
     }
+    /* Kept as the file holds it (figures to their printed digits), so a
+     * report of this run and one of the file, or after --resume, judge the
+     * same numbers; a row that would not read back is not written. */
+    attn_result_row back;
+    char why[160];
+    line[len - 1] = '\0'; /* the parser takes a line without its newline */
+    const int parsed = attn_results_parse(line, &back, why, sizeof why);
+    line[len - 1] = '\n';
+    if (parsed != 0) {
+        snprintf(err, cap, "row for %s does not read back: %s", r->case_name, why);
+        return -1;
+    }
     /* One write() of the whole line on an O_APPEND descriptor. */
     if (write_all(f->fd, line, (size_t)len) != 0) {
         snprintf(err, cap, "cannot append a row: %s", strerror(errno));
         return -1;
     }
-    if (keep_row(f, r) != 0) {
+    if (keep_row(f, &back) != 0) {
         snprintf(err, cap, "out of memory");
         return -1;
     }

@@ -110,8 +110,9 @@ int attn_results_open(attn_results_file *f, const char *path, attn_results_mode 
  * f32), so an f32 row never stands for a bf16 cell on --resume. */
 int attn_results_has(const attn_results_file *f, const char *case_name, int threads);
 
-/* Writes one row with one write() and keeps it in f->rows. Returns 0, or
- * -1 with `err` set. */
+/* Writes one row with one write() and keeps it in f->rows as it reads back
+ * from the file (its figures to their printed digits). Returns 0, or -1
+ * with `err` set (a row that would not read back is not written). */
 int attn_results_append(attn_results_file *f, const attn_result_row *r, char *err, size_t cap);
 
 void attn_results_close(attn_results_file *f);

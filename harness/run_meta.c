@@ -45,21 +45,6 @@ void attn_meta_path(const char *csv_path, char *out, size_t cap)
     snprintf(out, cap, "%.*s.meta.json", (int)len, csv_path);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void write_libraries(FILE *f)
 {
     fprintf(f, "  \"libraries\": {");
@@ -70,9 +55,9 @@ static void write_libraries(FILE *f)
         /* "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64" */
         if (config && sscanf(config, "OpenBLAS %31s", version) == 1) {
             fprintf(f, "\"openblas\": ");
-            json_string(f, version);
+            attn_json_put_string(f, version);
             fprintf(f, ", \"openblas_config\": ");
-            json_string(f, config);
+            attn_json_put_string(f, config);
             sep = ", ";
         }
     }
@@ -82,11 +67,11 @@ static void write_libraries(FILE *f)
         if (!v->library || !v->library_version || strcmp(v->library, "OpenBLAS") == 0)
             continue;
         fprintf(f, "%s\"%s\": ", sep, v->library);
-        json_string(f, v->library_version());
+        attn_json_put_string(f, v->library_version());
         sep = ", ";
     }
     fprintf(f, "%s\"benchmark\": ", sep);
-    json_string(f, ATTN_BENCHMARK_VERSION);
+    attn_json_put_string(f, ATTN_BENCHMARK_VERSION);
     fprintf(f, "},\n");
 }
 
@@ -101,9 +86,9 @@ static void write_roof_exceeded(FILE *f, const attn_result_row *rows, int n)
             continue;
         int bw = strcmp(r->limit, "bandwidth") == 0;
         fprintf(f, "%s\n    {\"case\": ", first ? "" : ",");
-        json_string(f, r->case_name);
+        attn_json_put_string(f, r->case_name);
         fprintf(f, ", \"threads\": %d, \"limit\": ", r->threads);
-        json_string(f, r->limit);
+        attn_json_put_string(f, r->limit);
         fprintf(f, ", \"pct_peak\": %.4g, \"roof\": %.6g}", r->pct_peak,
                 bw ? r->peak_gbytes_per_s : r->peak_gflops);
         first = 0;
@@ -132,22 +117,22 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
     const char *mask = getenv("ATTN_CPU_MASK");
 
     fprintf(f, "{\n  \"cpu_model\": ");
-    json_string(f, m.model);
+    attn_json_put_string(f, m.model);
     fprintf(f, ", \"cpu_slug\": ");
-    json_string(f, m.slug);
+    attn_json_put_string(f, m.slug);
     fprintf(f, ",\n  \"cpu_vendor\": ");
-    json_string(f, m.vendor);
+    attn_json_put_string(f, m.vendor);
     fprintf(f, ", \"cpu_family\": %d, \"cpu_model_id\": %d, \"cpu_stepping\": %d, \"cpu_uarch\": ",
             m.family, m.model_id, m.stepping);
-    json_string(f, m.uarch);
+    attn_json_put_string(f, m.uarch);
     fprintf(f, ", \"cpu_isa\": ");
-    json_string(f, m.isa);
+    attn_json_put_string(f, m.isa);
     fprintf(f, ",\n  \"features_detected\": ");
-    json_string(f, detected);
+    attn_json_put_string(f, detected);
     fprintf(f, ", \"features_used\": ");
-    json_string(f, used);
+    attn_json_put_string(f, used);
     fprintf(f, ", \"cpu_mask\": ");
-    json_string(f, mask ? mask : "");
+    attn_json_put_string(f, mask ? mask : "");
     fprintf(f, ",\n  \"cores\": %d, \"threads_max\": %d,\n", m.cores, omp_get_num_procs());
     fprintf(f, "  \"cache\": {\"l1d_bytes\": %ld, \"l2_bytes\": %ld, \"l3_bytes\": %ld},\n",
             m.l1d_bytes, m.l2_bytes, m.l3_bytes);
@@ -156,20 +141,20 @@ int attn_meta_write(const char *path, const char *preset, const attn_peak *pk,
     char thp[16];
     attn_thp_policy(thp, sizeof thp);
     fprintf(f, "  \"thp_policy\": ");
-    json_string(f, thp);
+    attn_json_put_string(f, thp);
     fprintf(f, ",\n");
     fprintf(f, "  \"compiler\": ");
-    json_string(f, ATTN_COMPILER);
+    attn_json_put_string(f, ATTN_COMPILER);
     fprintf(f, ", \"c_flags\": ");
-    json_string(f, ATTN_C_FLAGS);
+    attn_json_put_string(f, ATTN_C_FLAGS);
     fprintf(f, ", \"build_type\": ");
-    json_string(f, ATTN_BUILD_TYPE);
+    attn_json_put_string(f, ATTN_BUILD_TYPE);
     fprintf(f, ",\n");
     write_libraries(f);
     fprintf(f, "  \"date\": ");
-    json_string(f, date);
+    attn_json_put_string(f, date);
     fprintf(f, ", \"preset\": ");
-    json_string(f, preset);
+    attn_json_put_string(f, preset);
     fprintf(f, ",\n  \"peak\": ");
     attn_peak_write_json(f, pk, 2);
     write_roof_exceeded(f, rows, n);

@@ -64,6 +64,27 @@ static int other_key(const char *token, size_t key_len, int takes_data, char *ms
                 (int)key_len, token, takes_data ? ", data" : "");
 }
 
+int attn_scale_parse(const char *value, float *scale, char *msg, size_t cap)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(value, &end);
+    if (value[0] == '\0' || isspace((unsigned char)value[0]) || value[0] == '+' || *end != '\0' ||
+        !isfinite(x))
+        return fail(msg, cap, "scale = '%s' must be a finite number (0: 1/sqrt(dk))", value);
+    /* Beyond FLT_MAX by less than half its step rounds to FLT_MAX, which a
+     * case name spells 3.4028235e+38 (above FLT_MAX). */
+    if (fabs(x) >= 0x1.ffffffp127)
+        return fail(msg, cap, "scale = '%s' is beyond a float's range (+-3.4e38)", value);
+    /* A float 0 means 1/sqrt(d_k): a tiny scale must not turn into it. */
+    if (x != 0.0 && (float)x == 0.0f)
+        return fail(msg, cap, "scale = '%s' rounds to 0 in a float, which means 1/sqrt(dk)", value);
+    /* Through a double, as the case names' spelling is checked (cases.c):
+     * strtof rounds some 7-digit spellings to the neighbouring float. */
+    *scale = (float)x;
+    return 0;
+}
+
 /* One key=value token into the fields seen so far. */
 static int take_field(const char *token, int takes_data, int32_t *ints, float *scale,
                       attn_data_kind *data, const char **given, char *msg, size_t cap)
@@ -79,24 +100,8 @@ static int take_field(const char *token, int takes_data, int32_t *ints, float *s
     if (given[f])
         return fail(msg, cap, "%s is given twice (%s, then %s)", field_names[f], given[f], value);
     given[f] = value;
-    if (f == F_SCALE) {
-        char *end;
-        errno = 0;
-        double x = strtod(value, &end);
-        if (value[0] == '\0' || isspace((unsigned char)value[0]) || value[0] == '+' ||
-            *end != '\0' || !isfinite(x))
-            return fail(msg, cap, "scale = '%s' must be a finite number (0: 1/sqrt(dk))", value);
-        /* Beyond FLT_MAX by less than half its step rounds to FLT_MAX,
-         * which a case name spells 3.4028235e+38 (above FLT_MAX). */
-        if (fabs(x) >= 0x1.ffffffp127)
-            return fail(msg, cap, "scale = '%s' is beyond a float's range (+-3.4e38)", value);
-        /* A float 0 means 1/sqrt(d_k): a tiny scale must not turn into it. */
-        if (x != 0.0 && (float)x == 0.0f)
-            return fail(msg, cap, "scale = '%s' rounds to 0 in a float, which means 1/sqrt(dk)",
-                        value);
-        *scale = (float)x;
-        return 0;
-    }
+    if (f == F_SCALE)
+        return attn_scale_parse(value, scale, msg, cap);
     if (f == F_DATA) {
         for (int k = 0; k < DATA_KIND_COUNT; k++)
             if (strcmp(value, attn_data_name((attn_data_kind)k)) == 0) {

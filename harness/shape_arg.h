@@ -23,6 +23,13 @@
 int attn_shape_arg_parse(const char *text, attn_shape *shape, attn_data_kind *data, char *msg,
                          size_t cap);
 
+/* A shape's scale= value, the whole of `value`: a finite number within a
+ * float's range that does not round to 0 (which means 1/sqrt(d_k)), read
+ * through a double as case names spell it. Returns 0 with *scale set, or -1
+ * with `msg` naming the value. The CSV reader takes a row's scale from its
+ * case name with this too, so a file and --shape agree on every cell. */
+int attn_scale_parse(const char *value, float *scale, char *msg, size_t cap);
+
 /* A command's --shape VALUE appended to shapes[*n] (and data[*n] when `data`
  * is non-NULL: verify), at most `cap`; prints "<cmd>: --shape: <why>" and
  * returns -1 when refused, full, or a shape already in the list (the same

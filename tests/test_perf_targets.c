@@ -415,6 +415,56 @@ static void check_peaked(check_tally *t)
           "a scale that does not parse is refused: %s", err);
 }
 
+/* What a results file reads back is the cell and the figures that were
+ * written: a scale strtof would read as its neighbour, a figure whose
+ * spelling would not fit a line is refused, and a run keeps its rows as
+ * the file holds them, so a report of the run, of the file and after
+ * --resume judge the same numbers (89.99996 % is 90 % in all three). */
+static void check_file_round_trip(check_tally *t)
+{
+    static const attn_types F32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    char line[2048], err[200] = "";
+    attn_result_row r = pre("avx512", 4096, 128, 0, 2, 2e8, 89.99996), back;
+    r.shape.scale = 0x1.5c87fcp-84f; /* spelled 7.038531e-26: strtof gives 0x1.5c87fap-84 */
+    attn_perf_case_name("avx512", &r.shape, &F32, r.case_name, sizeof r.case_name);
+    CHECK(t,
+          attn_results_format(&r, line, sizeof line) > 0 &&
+              attn_results_parse(line, &back, err, sizeof err) == 0 &&
+              attn_perf_same_cell(&back.shape, &r.shape),
+          "a scale read back from its case name is the same float (%s): %a %s", r.case_name,
+          (double)back.shape.scale, err);
+    attn_result_row huge = r;
+    huge.time_ns_median = 1e25; /* %.0f: 26 digits */
+    CHECK(t,
+          attn_results_format(&huge, line, sizeof line) > 0 &&
+              attn_results_parse(line, &back, err, sizeof err) != 0 &&
+              strstr(err, "time_ns_median"),
+          "a time longer than the writer spells is refused: %s", err);
+    const char *path = "test_perf_targets_round_trip.csv";
+    attn_results_file f;
+    int ok = attn_results_open(&f, path, ATTN_RESULTS_OVERWRITE, err, sizeof err) == 0;
+    CHECK(t, ok, "open %s: %s", path, err);
+    if (!ok)
+        return;
+    CHECK(t,
+          attn_results_append(&f, &r, err, sizeof err) == 0 && f.n_rows == 1 &&
+              f.rows[0].pct_peak == 90.0 && f.rows[0].time_ns_median == 2e8 &&
+              strcmp(f.rows[0].case_name, r.case_name) == 0 && f.rows[0].reason[0] == '\0',
+          "a run keeps its row as the file holds it: %.6g %%, reason '%s' (%s)", f.rows[0].pct_peak,
+          f.rows[0].reason, err);
+    CHECK(t,
+          attn_results_append(&f, &huge, err, sizeof err) != 0 && f.n_rows == 1 &&
+              strstr(err, "does not read back"),
+          "a row that would not read back is not written: %s", err);
+    attn_results_close(&f);
+    ok = attn_results_open(&f, path, ATTN_RESULTS_RESUME, err, sizeof err) == 0;
+    CHECK(t, ok && f.n_rows == 1 && f.rows[0].pct_peak == 90.0,
+          "resume reads the one row written (%d rows: %s)", ok ? f.n_rows : -1, err);
+    if (ok)
+        attn_results_close(&f);
+    remove(path);
+}
+
 /* Every fused variant at 2 threads >= 1.9x its own 1-thread speed; the
  * rows at 2 threads, whatever "all" is. */
 static void check_two_threads(check_tally *t)
@@ -1365,6 +1415,7 @@ int main(int argc, char **argv)
     check_sgemm_context(&t);
     check_causal(&t);
     check_peaked(&t);
+    check_file_round_trip(&t);
     check_two_threads(&t);
     check_blas(&t);
     check_decode(&t);

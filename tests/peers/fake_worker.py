@@ -67,7 +67,8 @@ def main():
     if mode == "nolib":
         send({"hello": hello, "ok": False, "reason": "cannot import nolib: No module named 'nolib'"})
         return 0
-    send({"hello": hello, "ok": True, "version": "0.0-fake", "pid": os.getpid()})
+    # A quote and a backslash in the version: the sidecar must stay JSON.
+    send({"hello": hello, "ok": True, "version": '0.0-"fake"\\x', "pid": os.getpid()})
     if mode == "quitter":
         return 0
     for line in sys.stdin:

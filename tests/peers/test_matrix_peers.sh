@@ -39,6 +39,10 @@ if [[ $mode == fake ]]; then
     check "the op and the empty-call overhead are in the row" rows wrong.csv \
         'all(r["peer_op"].startswith("fake(") and float(r["overhead_ns"]) > 0 for r in peer)'
     check "the summary names the findings" grep -q "peer rows failed" wrong.log
+    check "the sidecar is JSON with the version as the worker said it" python3 -c '
+import json, sys
+p = json.load(open("wrong.meta.json")).get("peers", {})
+sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} else 1)'
     FAKE_PEER_MODE=nolib run nolib --peers torch --peer-python sh --peer-worker "$extra"
     check "a peer without its library: skipped rows saying why" rows nolib.csv \
         'len(peer) == 3 and all(r["status"] == "skipped" and "cannot import nolib" in r["reason"] for r in peer)'
@@ -52,7 +56,7 @@ if [[ $mode == fake ]]; then
         'sum(r["q_dtype"] == r["kv_dtype"] == "bf16" for r in peer) == 3 and all(r["status"] == "skipped" and "fake worker does f32 only" in r["reason"] for r in peer if r["q_dtype"] == r["kv_dtype"] == "bf16")'
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=10
+    total=11
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0

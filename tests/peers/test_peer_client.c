@@ -55,7 +55,8 @@ static void round_trip(check_tally *t, const char *mode)
         attn_peer_buffer_close(&b, err, sizeof err);
         return;
     }
-    CHECK(t, strcmp(attn_peer_version(p), "0.0-fake") == 0, "version '%s'", attn_peer_version(p));
+    CHECK(t, strcmp(attn_peer_version(p), "0.0-\"fake\"\\x") == 0, "version '%s'",
+          attn_peer_version(p));
     pid_t pid = attn_peer_pid(p);
     CHECK(t, pid > 0, "pid %ld", (long)pid);
 
