@@ -290,12 +290,15 @@ static void probe_workspace(const attn_shape *s, const attn_run_options *opt)
         }
 }
 
-/* The code a call of var with valid types and a NULL buffer gets: the
- * types and class are checked before the buffers, so ATTN_ENOTSUP when var
- * does not take them (avx512_bf16 and all-f32), else ATTN_EINVAL. */
-static int null_buffer_code(const attn_variant *var, const attn_shape *s, const attn_types *t)
+/* The code a call of var with valid types in class p_round and a NULL
+ * buffer gets: the types and class are checked before the buffers, so
+ * ATTN_ENOTSUP when var does not take them (avx512_bf16 and all-f32), else
+ * ATTN_EINVAL. The public entry points run the variant's own class,
+ * attn_run_variant the f32 one. */
+static int null_buffer_code(const attn_variant *var, const attn_shape *s, const attn_types *t,
+                            int32_t p_round)
 {
-    const attn_run_options opt = {*t, attn_variant_default_p_round(var)};
+    const attn_run_options opt = {*t, p_round};
     return attn_check_shape(s, NULL, 0) == ATTN_OK && !takes(var, &opt) ? ATTN_ENOTSUP
                                                                         : ATTN_EINVAL;
 }
@@ -312,14 +315,17 @@ static void run_refused(const attn_shape *s, unsigned null_which)
     for (int i = -1; i < attn_variant_table_size; i++) {
         const char *name = i < 0 ? "no-such-variant" : attn_variant_table[i]->name;
         set_bits(o, 16, unset_bits);
-        const int want =
-            i < 0 ? ATTN_ENOTFOUND : null_buffer_code(attn_variant_table[i], s, &all_f32);
+        const attn_variant *var = i < 0 ? NULL : attn_variant_table[i];
+        const int want = var ? null_buffer_code(var, s, &all_f32, attn_variant_default_p_round(var))
+                             : ATTN_ENOTFOUND;
         int rc = attn_run(name, s, qp, kp, vp, op);
         REQUIRE(rc == want, "%s: refused call returned %d (want %d)", name, rc, want);
         REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused call", name);
-        if (i >= 0) {
-            rc = attn_run_variant(attn_variant_table[i], s, qp, kp, vp, op, NULL, msg, sizeof msg);
-            REQUIRE(rc == want && msg[0] != '\0', "%s: rc %d msg '%s'", name, rc, msg);
+        if (var) {
+            const int want_f32 = null_buffer_code(var, s, &all_f32, ATTN_F32);
+            rc = attn_run_variant(var, s, qp, kp, vp, op, NULL, msg, sizeof msg);
+            REQUIRE(rc == want_f32 && msg[0] != '\0', "%s: rc %d msg '%s' (want %d)", name, rc, msg,
+                    want_f32);
         }
     }
     double ref[16];
@@ -347,9 +353,12 @@ static void run_refused_typed(const attn_shape *s, unsigned null_which, const fu
         /* The public entry point names no class (the variant's default):
          * it refuses for the rest. */
         if (!shape_ok || null_which || !types_valid(ft)) {
-            const int want = i < 0              ? ATTN_ENOTFOUND
-                             : !types_valid(ft) ? ATTN_EINVAL
-                                                : null_buffer_code(attn_variant_table[i], s, types);
+            const int want =
+                i < 0 ? ATTN_ENOTFOUND
+                : !types_valid(ft)
+                    ? ATTN_EINVAL
+                    : null_buffer_code(attn_variant_table[i], s, types,
+                                       attn_variant_default_p_round(attn_variant_table[i]));
             int rc = attn_run_typed(name, s, types, qp, kp, vp, op);
             REQUIRE(rc == want, "%s: refused typed call returned %d (want %d)", name, rc, want);
             REQUIRE(count_bits(o, 16, unset_bits) == 16, "%s wrote O on a refused typed call",

@@ -316,7 +316,10 @@ int attn_variant_supported(const char *name)
 int attn_run(const char *variant, const attn_shape *s, const float *q, const float *k,
              const float *v, float *o)
 {
-    return attn_run_variant(attn_find_variant(variant), s, q, k, v, o, NULL, NULL, 0);
+    /* attn_run_typed with all ATTN_F32 (attn.h), so the variant's own
+     * class too: the same answer from either entry point. */
+    static const attn_types all_f32 = {ATTN_F32, ATTN_F32, ATTN_F32};
+    return attn_run_typed(variant, s, &all_f32, q, k, v, o);
 }
 
 int attn_run_typed(const char *variant, const attn_shape *s, const attn_types *t, const void *q,
