@@ -133,7 +133,12 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         while (rows < pl->rows_per_head)
             rows *= 2;
         pl->rows = rows;
-        pl->ld = (int32_t)attn_line_floats((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
+        /* A head of 2^31 - 15 floats or more pads past int32: its rows
+         * could not be a workspace anyway. */
+        const size_t ld = attn_line_floats((size_t)(s->d_k > s->d_v ? s->d_k : s->d_v));
+        if (ld > INT32_MAX)
+            return ATTN_ENOMEM;
+        pl->ld = (int32_t)ld;
     } else {
         pl->tiles_per_head = ceil_div(pl->rows_per_head, g->max_rows);
         /* Rows shared out evenly among the tiles, then padded to whole

@@ -63,6 +63,7 @@ static void test_workspace_over_limit(check_tally *t)
         {1, 1, 1, 256, ATTN_MAX_ROWS, 1, 1, 0, 0.0f}, /* a block of rows x ~2^31 keys */
         {1, 1, 1, 1 << 20, 1 << 20, 1 << 10, 1 << 10, 0, 0.0f},
         {1, 1, 1, 1, ATTN_MAX_ROWS, 1 << 20, 1 << 20, 0, 0.0f}, /* decode, huge head dims */
+        {1, 1, 1, 1, 1, INT32_MAX, INT32_MAX, 0, 0.0f},         /* a row padded past int32 */
     };
     const size_t limit = attn_workspace_limit();
     float q[64], k[64], v[64], o[64];
