@@ -1,11 +1,11 @@
 #include "cases.h"
 
 #include "dtype.h"
+#include "shape_arg.h"
 #include "variant.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const data_names[DATA_KIND_COUNT] = {
@@ -45,17 +45,19 @@ float attn_data_own_scale(attn_data_kind kind)
     }
 }
 
-/* The shortest %g spelling (6 to 9 significant digits) that reads back as
- * the same float through --shape's parser (strtod, then to float), so a
- * case name names its scale exactly: the matrix and resume tell cells
- * apart by it. Six digits first keeps every name that %g already spelled. */
+/* The shortest %g spelling (6 to 9 significant digits) that the scale
+ * parser of --shape and the CSV (attn_scale_parse) reads back as the same
+ * float, so a case name names its scale exactly: the matrix and resume
+ * tell cells apart by it. Six digits first keeps every name that %g
+ * already spelled; nine always read back. */
 static int print_scale(char *buf, size_t cap, float scale)
 {
     char text[32];
     int digits = 6;
     for (; digits < 9; digits++) {
+        float back;
         snprintf(text, sizeof text, "%.*g", digits, (double)scale);
-        if ((float)strtod(text, NULL) == scale)
+        if (attn_scale_parse(text, &back, NULL, 0) == 0 && back == scale)
             break;
     }
     return snprintf(buf, cap, ",scale=%.*g", digits, (double)scale);

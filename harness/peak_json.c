@@ -122,21 +122,28 @@ void attn_json_put_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Appends `piece` to out[0..n) while every piece so far fitted (*kept
+ * tracks what did), so a cut string ends before a piece, never inside an
+ * escape; returns the length the whole needs. */
+static size_t add_piece(char *out, size_t cap, const char *piece, size_t n, size_t *kept)
+{
+    const size_t len = strlen(piece);
+    if (*kept == n && n + len < cap) {
+        memcpy(out + n, piece, len);
+        *kept += len;
+    }
+    return n + len;
+}
+
 int attn_json_quote(const char *s, char *out, size_t cap)
 {
-    /* Whole pieces only: a cut string ends before the piece that did not fit. */
     char piece[8];
-    const size_t chars = strlen(s);
-    size_t n = 0, kept = 0;
-    for (size_t i = 0; i <= chars + 1; i++) {
-        const int len = i == 0 || s[i - 1] == '\0' ? snprintf(piece, sizeof piece, "\"")
-                                                   : quote_char((unsigned char)s[i - 1], piece);
-        if (kept == n && n + (size_t)len < cap) {
-            memcpy(out + n, piece, (size_t)len);
-            kept += (size_t)len;
-        }
-        n += (size_t)len;
+    size_t kept = 0, n = add_piece(out, cap, "\"", 0, &kept);
+    for (; *s; s++) {
+        quote_char((unsigned char)*s, piece);
+        n = add_piece(out, cap, piece, n, &kept);
     }
+    n = add_piece(out, cap, "\"", n, &kept);
     if (cap)
         out[kept] = '\0';
     return (int)n;

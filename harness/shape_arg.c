@@ -2,7 +2,6 @@
 #include "shape_arg.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -67,7 +66,6 @@ static int other_key(const char *token, size_t key_len, int takes_data, char *ms
 int attn_scale_parse(const char *value, float *scale, char *msg, size_t cap)
 {
     char *end;
-    errno = 0;
     double x = strtod(value, &end);
     if (value[0] == '\0' || isspace((unsigned char)value[0]) || value[0] == '+' || *end != '\0' ||
         !isfinite(x))
