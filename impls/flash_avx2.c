@@ -32,6 +32,7 @@ enum {
     RC_ONE = 12,  /* columns x 1 row vector */
     MAX_RT = RT_ONE,
     MAX_RC = RC_ONE,
+    PV_SERPENTINE = 1, /* a block's V rows outgrow L1 beside the tile: flash_block_generic.h */
 };
 
 static inline int keys_per_tile(int ng)

@@ -30,7 +30,9 @@
  * 192-288 keys 1.00-1.09x at d 128 (MHA and Hq 32 / Hkv 8, 1 and 2
  * threads), 96 keys 1.01-1.04x and 288-576 1.05-1.08x at d 256 on 1
  * thread, 24 keys 0.89-0.99x. */
-enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16 };
+/* PV_SERPENTINE 0: the alternating P·V walk (flash_block_generic.h) was
+ * measured on an AVX2-only Zen 3 only; untried with these blocks. */
+enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16, PV_SERPENTINE = 0 };
 enum { KV_TILE_MAX = 192, KV_FEW_MAX = 576 };
 
 /* Keys per Q·Kᵀ register tile; more than 8 would need more key pointers than

@@ -11,7 +11,9 @@
  *                      (columns) over all row-vector counts;
  *   GROUP              row vectors per register tile: a tile of nv vectors
  *                      is walked in groups of GROUP (then one of nv mod GROUP);
- *   keys_per_tile(ng), cols_per_tile(ng)   the register tile for ng vectors.
+ *   keys_per_tile(ng), cols_per_tile(ng)   the register tile for ng vectors;
+ *   PV_SERPENTINE      1: P·V's column tiles walk the keys alternately
+ *                      forward and backward (group_columns), 0: forward.
  * Those are the ISA's choice (16 ymm vs 32 zmm); everything below is shared.
  *
  * Per key block [j0, j0 + nb) of a tile whose rows are vector lanes
@@ -36,55 +38,92 @@
 #include "flash_driver.h"
 #include "flash_running_max.h"
 
-static inline int32_t generic_min32(int32_t a, int32_t b)
+/* One register tile: the unscaled scores of keys [jj, jj + rt) of the
+ * block (all inside it) for row vectors [v0, v0 + ng), -inf where the row
+ * does not see the key; folds the keys' row max of score·scale into bmax
+ * (a NaN score is skipped there and reaches O through exp). */
+FLASH_INLINE void score_tile(const flash_tile *t, int32_t j0, int32_t jj, const int rt,
+                             const int v0, const int ng, const int masked, const vec_i *seen,
+                             vec_f *bmax, flash_prefetch *pf)
 {
-    return a < b ? a : b;
+    const int32_t rows = t->rows, d_k = t->d_k;
+    const vec_f scale = vec_set1(t->scale), minus_inf = vec_set1(-INFINITY);
+    const float *k[MAX_RT];
+    for (int i = 0; i < rt; i++)
+        k[i] = flash_k_row(t, j0 + jj + i);
+    vec_f acc[MAX_RT][GROUP];
+    for (int i = 0; i < rt; i++)
+        for (int v = 0; v < ng; v++)
+            acc[i][v] = vec_zero();
+    const float *q = t->qt + VEC_LANES * v0;
+    for (int32_t c = 0; c < d_k; c++, q += rows) {
+        flash_prefetch_step(pf);
+        vec_f qv[GROUP];
+        for (int v = 0; v < ng; v++)
+            qv[v] = vec_load(q + VEC_LANES * v);
+        for (int i = 0; i < rt; i++) {
+            vec_f kb = vec_broadcast(k[i] + c);
+            for (int v = 0; v < ng; v++)
+                acc[i][v] = vec_fmadd(qv[v], kb, acc[i][v]);
+        }
+    }
+    for (int i = 0; i < rt; i++) {
+        float *s = t->scores + (size_t)(jj + i) * rows + VEC_LANES * v0;
+        for (int v = 0; v < ng; v++) {
+            vec_f x = acc[i][v];
+            if (masked)
+                x = vec_select(vec_sees(seen[v], j0 + jj + i), x, minus_inf);
+            bmax[v0 + v] = vec_max_nan_skips(vec_mul(x, scale), bmax[v0 + v]);
+            vec_store(s + VEC_LANES * v, x);
+        }
+    }
 }
 
-/* Unscaled scores of row vectors [v0, v0 + ng) for the block, -inf where
- * the row does not see the key; folds the block's row max of score·scale
- * into bmax (a NaN score is skipped there and reaches O through exp). */
+/* The block's scores for row vectors [v0, v0 + ng): full register tiles of
+ * rt keys, then the last nb mod rt keys: up to 4 of them in one tile of
+ * just those keys, more in the full tile of the block's last rt keys
+ * (some scored twice, the same bits), or in a block shorter than rt, a
+ * tile of 4 and one of the rest. A narrow tile costs about its d_k steps
+ * whatever its width (the FMA latency bounds it, not the ports), so
+ * avx2's 64-key block in 6-key tiles ends in one 4-key tile instead of a
+ * 6-key tile a third wasted: Zen 3, 32 rows, n 4096, 1 thread, the block
+ * kernel alone with its P·V switched off, best of 21 alternating rounds
+ * 1.03x at d 128 and 1.05x at d 64. A score's bits do not depend on its
+ * tile. */
 FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, const int v0,
                                const int ng, const int masked, vec_f *bmax, flash_prefetch *pf)
 {
     const int rt = keys_per_tile(ng);
-    const int32_t rows = t->rows, d_k = t->d_k;
-    const vec_f scale = vec_set1(t->scale), minus_inf = vec_set1(-INFINITY);
     vec_i seen[GROUP];
     for (int v = 0; v < ng; v++)
         seen[v] = masked ? vec_load_i32(t->seen + VEC_LANES * (v0 + v)) : vec_zero_i32();
-    for (int32_t jj = 0; jj < nb; jj += rt) {
-        /* A short last group repeats its last key: reads stay inside the
-         * block, the extra results are dropped. */
-        const float *k[MAX_RT];
-        for (int i = 0; i < rt; i++)
-            k[i] = flash_k_row(t, j0 + generic_min32(jj + i, nb - 1));
-        vec_f acc[MAX_RT][GROUP];
-        for (int i = 0; i < rt; i++)
-            for (int v = 0; v < ng; v++)
-                acc[i][v] = vec_zero();
-        const float *q = t->qt + VEC_LANES * v0;
-        for (int32_t c = 0; c < d_k; c++, q += rows) {
-            flash_prefetch_step(pf);
-            vec_f qv[GROUP];
-            for (int v = 0; v < ng; v++)
-                qv[v] = vec_load(q + VEC_LANES * v);
-            for (int i = 0; i < rt; i++) {
-                vec_f kb = vec_broadcast(k[i] + c);
-                for (int v = 0; v < ng; v++)
-                    acc[i][v] = vec_fmadd(qv[v], kb, acc[i][v]);
-            }
-        }
-        for (int i = 0; i < rt && jj + i < nb; i++) {
-            float *s = t->scores + (size_t)(jj + i) * rows + VEC_LANES * v0;
-            for (int v = 0; v < ng; v++) {
-                vec_f x = acc[i][v];
-                if (masked)
-                    x = vec_select(vec_sees(seen[v], j0 + jj + i), x, minus_inf);
-                bmax[v0 + v] = vec_max_nan_skips(vec_mul(x, scale), bmax[v0 + v]);
-                vec_store(s + VEC_LANES * v, x);
-            }
-        }
+    int32_t jj = 0;
+    for (; jj + rt <= nb; jj += rt)
+        score_tile(t, j0, jj, rt, v0, ng, masked, seen, bmax, pf);
+    const int32_t left = nb - jj;
+    if (left > 4 && jj > 0) {
+        /* The block's last rt keys; those before nb - left again, the
+         * same bits stored twice. */
+        score_tile(t, j0, nb - rt, rt, v0, ng, masked, seen, bmax, pf);
+        return;
+    }
+    if (left > 4) { /* a block shorter than one tile */
+        score_tile(t, j0, jj, 4, v0, ng, masked, seen, bmax, pf);
+        jj += 4;
+    }
+    switch (nb - jj) {
+    case 1:
+        score_tile(t, j0, jj, 1, v0, ng, masked, seen, bmax, pf);
+        break;
+    case 2:
+        score_tile(t, j0, jj, 2, v0, ng, masked, seen, bmax, pf);
+        break;
+    case 3:
+        score_tile(t, j0, jj, 3, v0, ng, masked, seen, bmax, pf);
+        break;
+    case 4:
+        score_tile(t, j0, jj, 4, v0, ng, masked, seen, bmax, pf);
+        break;
     }
 }
 
@@ -127,7 +166,7 @@ FLASH_INLINE int block_softmax(const flash_tile *t, int32_t nb, const int nv, co
  * constants in every copy, so the rc x ng tile lives in registers. */
 FLASH_INLINE void tile_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t c0,
                                   const int rc, const int v0, const int ng, const int masked,
-                                  const vec_f *alpha, int rescale, flash_prefetch *pf)
+                                  const vec_f *alpha, int rescale, int backward, flash_prefetch *pf)
 {
     const int32_t rows = t->rows, d_v = t->d_v;
     vec_i seen[GROUP];
@@ -142,9 +181,13 @@ FLASH_INLINE void tile_accumulate(const flash_tile *t, int32_t j0, int32_t nb, i
                 a[i][v] = vec_mul(a[i][v], alpha[v0 + v]);
         }
     }
-    const float *vr = flash_v_row(t, j0) + c0;
-    const float *p = t->scores + VEC_LANES * v0;
-    for (int32_t j = 0; j < nb; j++, vr += d_v, p += rows) {
+    /* Keys first to last, or (backward) last to first. */
+    const int32_t first = backward ? nb - 1 : 0, dj = backward ? -1 : 1;
+    const ptrdiff_t v_step = backward ? -(ptrdiff_t)d_v : d_v;
+    const ptrdiff_t p_step = backward ? -(ptrdiff_t)rows : rows;
+    const float *vr = flash_v_row(t, j0 + first) + c0;
+    const float *p = t->scores + (size_t)first * rows + VEC_LANES * v0;
+    for (int32_t n = 0, j = first; n < nb; n++, j += dj, vr += v_step, p += p_step) {
         flash_prefetch_step(pf);
         vec_f pv[GROUP];
         vec_mask vis[GROUP];
@@ -169,23 +212,36 @@ FLASH_INLINE void tile_accumulate(const flash_tile *t, int32_t j0, int32_t nb, i
 /* Every column for row vectors [v0, v0 + ng): full register tiles, then
  * the last d_v mod rc columns in narrower tiles (4, 2, 1) rather than a
  * full tile with repeated columns (at d_v = 128 and rc = 6 that was 4
- * wasted columns of 132, 3% of P·V). */
+ * wasted columns of 132, 3% of P·V). With PV_SERPENTINE (the kernel
+ * file's choice) every other tile walks the block's keys backward, so it
+ * starts on the V rows the tile before it ended on: a block's V rows
+ * (64 keys x 512 bytes at d_v = 128) beside the weights and the
+ * accumulators outgrow a 32 KiB L1D, and walked in one order every tile
+ * found each row already evicted, the least recently used. The sums then
+ * run in the other order for those columns, within the same bound.
+ * Zen 3 (32 KiB L1D), 32 rows, n 4096, 1 thread, the block kernel alone
+ * in alternating rounds: 1.04x at d 128; at d 64 (16 KiB of V rows) within
+ * the noise. Both changes in the library, n 2048, 8 heads, alternating
+ * rounds (scripts/ab.py): 1.02-1.07x at d 128 and 1.03-1.04x at d 64 on
+ * 1 thread, 1.00x and 1.04x on 2. */
 FLASH_INLINE void group_columns(const flash_tile *t, int32_t j0, int32_t nb, const int v0,
                                 const int ng, const int masked, const vec_f *alpha, int rescale,
                                 flash_prefetch *pf)
 {
     const int rc = cols_per_tile(ng);
+    int backward = 0;
     int32_t c0 = 0;
-    for (; c0 + rc <= t->d_v; c0 += rc)
-        tile_accumulate(t, j0, nb, c0, rc, v0, ng, masked, alpha, rescale, pf);
-    for (; rc > 4 && c0 + 4 <= t->d_v; c0 += 4)
-        tile_accumulate(t, j0, nb, c0, 4, v0, ng, masked, alpha, rescale, pf);
+    for (; c0 + rc <= t->d_v; c0 += rc, backward ^= PV_SERPENTINE)
+        tile_accumulate(t, j0, nb, c0, rc, v0, ng, masked, alpha, rescale, backward, pf);
+    for (; rc > 4 && c0 + 4 <= t->d_v; c0 += 4, backward ^= PV_SERPENTINE)
+        tile_accumulate(t, j0, nb, c0, 4, v0, ng, masked, alpha, rescale, backward, pf);
     if (rc > 2 && c0 + 2 <= t->d_v) {
-        tile_accumulate(t, j0, nb, c0, 2, v0, ng, masked, alpha, rescale, pf);
+        tile_accumulate(t, j0, nb, c0, 2, v0, ng, masked, alpha, rescale, backward, pf);
         c0 += 2;
+        backward ^= PV_SERPENTINE;
     }
     if (c0 < t->d_v)
-        tile_accumulate(t, j0, nb, c0, 1, v0, ng, masked, alpha, rescale, pf);
+        tile_accumulate(t, j0, nb, c0, 1, v0, ng, masked, alpha, rescale, backward, pf);
 }
 
 /* One key block of a tile of nv row vectors: scores, softmax, P·V. The
