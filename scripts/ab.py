@@ -41,7 +41,12 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# NumPy's OpenBLAS starts a pool of its own at import, a thread per core
+# but one, that nothing here calls, beside the OpenMP threads being timed
+# (on a 2-core Zen 3 its idle thread took 3.5 % of the samples of a
+# 1-thread run). Set before the import: the pool reads it once, then.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_csv as abcsv  # noqa: E402

@@ -29,6 +29,10 @@ PEERS = {"torch": "peer_torch", "onnxruntime": "peer_onnxruntime", "openvino": "
 # at once. ONNX Runtime's switch is a session option (peer_onnxruntime.py);
 # OpenVINO's CPU plugin runs on oneTBB, which has none (docs/peers.md).
 SPIN_ENV = {"torch": {"OMP_WAIT_POLICY": "PASSIVE"}, "onnxruntime": {}, "openvino": {}}
+# And no pool for NumPy's own OpenBLAS (the inputs' set-up only; no peer
+# computes through it): it would start a thread per core but one at
+# import, polling beside the peer's own pool.
+NUMPY_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 
 
 class Worker:
@@ -151,6 +155,7 @@ def main(argv):
         return 0
     global layout
     os.environ.update(SPIN_ENV[name])
+    os.environ.update(NUMPY_ENV)
     try:
         layout = importlib.import_module("layout")
         module = importlib.import_module(PEERS[name])

@@ -97,9 +97,9 @@ def bf16_round(x):
 class Worker:
     """One worker process, spoken to exactly as harness/peer_client.c does."""
 
-    def __init__(self, peer, python=PYTHON):
+    def __init__(self, peer, python=PYTHON, env=None):
         self.proc = subprocess.Popen([python, WORKER, peer], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1)
+                                     text=True, bufsize=1, env=env)
         self.hello = self.read()
 
     def read(self):

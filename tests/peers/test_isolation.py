@@ -3,6 +3,7 @@ mapping its own library and none of the others' (two OpenMP / thread-pool
 runtimes in one process would share, and skew, each other's threads)."""
 
 import os
+import subprocess
 import unittest
 
 from peer_case import PYTHON, Worker
@@ -33,6 +34,28 @@ class TestIsolation(unittest.TestCase):
         finally:
             codes = {peer: w.close() for peer, w in workers.items()}
         self.assertEqual(codes, {peer: 0 for peer in MARKERS}, "each worker exits 0 on quit")
+
+    def test_no_numpy_pool(self):
+        """A worker runs no thread beyond its library's own: NumPy (the
+        inputs' set-up) must not start its OpenBLAS pool, a thread per core
+        but one, polling beside the peer's. The yardstick is the same
+        imports in a process of their own with that pool switched off."""
+        if not os.path.exists(PYTHON):
+            self.fail(f"{PYTHON} missing: run scripts/setup_peers.sh")
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        probe = "import os, numpy, {}; print(len(os.listdir('/proc/self/task')))"
+        for peer in MARKERS:
+            with self.subTest(worker=peer):
+                alone = subprocess.run([PYTHON, "-c", probe.format(peer)], capture_output=True, text=True,
+                                       timeout=120, env=dict(env, OPENBLAS_NUM_THREADS="1"))
+                self.assertEqual(alone.returncode, 0, alone.stderr)
+                w = Worker(peer, env=env)
+                try:
+                    self.assertTrue(w.hello.get("ok"), w.hello)
+                    threads = len(os.listdir(f"/proc/{w.proc.pid}/task"))
+                finally:
+                    w.close()
+                self.assertEqual(threads, int(alone.stdout), f"{peer}'s worker's threads after hello")
 
     def test_eof_is_quit(self):
         """A harness that dies closes the worker's stdin: the worker must exit 0, not linger."""
