@@ -80,19 +80,19 @@ FLASH_INLINE void score_tile(const flash_tile *t, int32_t j0, int32_t jj, const 
 }
 
 /* The block's scores for row vectors [v0, v0 + ng): full register tiles of
- * rt keys, then the last nb mod rt keys: up to 4 of them in one tile of
- * just those keys, more in the full tile of the block's last rt keys
- * (some scored twice, the same bits), or in a block shorter than rt, a
- * tile of 4 and one of the rest. A narrow tile costs about its d_k steps
- * whatever its width (the FMA latency bounds it, not the ports), so
- * avx2's 64-key block in 6-key tiles ends in one 4-key tile instead of a
- * 6-key tile a third wasted: Zen 3, 32 rows, n 4096, 1 thread, the block
- * kernel alone with its P·V switched off, best of 21 alternating rounds
- * 1.03x at d 128 and 1.05x at d 64. A score's bits do not depend on its
- * tile. */
+ * rt keys, then the last nb mod rt keys in the block's last rt keys, or,
+ * up to 4 of them (or a block shorter than rt), its last 4 (and first 4):
+ * some keys scored twice, the same bits, a score's bits not depending on
+ * its tile. A narrow tile costs about its d_k steps whatever its width (the
+ * FMA latency bounds it, not the ports), so avx2's 64-key block in 6-key
+ * tiles ends in one 4-key tile instead of a 6-key tile a third wasted:
+ * Zen 3, 32 rows, n 4096, 1 thread, the block kernel alone with its P·V
+ * switched off, best of 21 alternating rounds 1.03x at d 128 and 1.05x at
+ * d 64. A block of 1-3 keys takes them one at a time. */
 FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, const int v0,
                                const int ng, const int masked, vec_f *bmax, flash_prefetch *pf)
 {
+    _Static_assert(MAX_RT <= 8, "a block shorter than a tile is two tiles of 4");
     const int rt = keys_per_tile(ng);
     vec_i seen[GROUP];
     for (int v = 0; v < ng; v++)
@@ -101,29 +101,17 @@ FLASH_INLINE void group_scores(const flash_tile *t, int32_t j0, int32_t nb, cons
     for (; jj + rt <= nb; jj += rt)
         score_tile(t, j0, jj, rt, v0, ng, masked, seen, bmax, pf);
     const int32_t left = nb - jj;
-    if (left > 4 && jj > 0) {
-        /* The block's last rt keys; those before nb - left again, the
-         * same bits stored twice. */
-        score_tile(t, j0, nb - rt, rt, v0, ng, masked, seen, bmax, pf);
+    if (left == 0)
         return;
-    }
-    if (left > 4) { /* a block shorter than one tile */
-        score_tile(t, j0, jj, 4, v0, ng, masked, seen, bmax, pf);
-        jj += 4;
-    }
-    switch (nb - jj) {
-    case 1:
-        score_tile(t, j0, jj, 1, v0, ng, masked, seen, bmax, pf);
-        break;
-    case 2:
-        score_tile(t, j0, jj, 2, v0, ng, masked, seen, bmax, pf);
-        break;
-    case 3:
-        score_tile(t, j0, jj, 3, v0, ng, masked, seen, bmax, pf);
-        break;
-    case 4:
-        score_tile(t, j0, jj, 4, v0, ng, masked, seen, bmax, pf);
-        break;
+    if (left > 4 && jj > 0) {
+        score_tile(t, j0, nb - rt, rt, v0, ng, masked, seen, bmax, pf);
+    } else if (nb >= 4) {
+        if (left > 4)
+            score_tile(t, j0, 0, 4, v0, ng, masked, seen, bmax, pf);
+        score_tile(t, j0, nb - 4, 4, v0, ng, masked, seen, bmax, pf);
+    } else {
+        for (; jj < nb; jj++)
+            score_tile(t, j0, jj, 1, v0, ng, masked, seen, bmax, pf);
     }
 }
 
