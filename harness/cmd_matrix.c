@@ -300,8 +300,14 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         rc = EXIT_FAILED;
     } else if (matrix_peaks(o, meta, cells, n, m.cores, &pk, &reused_meta) != 0) {
         rc = EXIT_USAGE;
-    } else if (!reused_meta && attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, NULL, err,
-                                               sizeof err) != 0) {
+    }
+    /* The sidecar before this run: a resume keeps its peers' versions. */
+    size_t old_len = 0;
+    char *old_meta = o->resume ? attn_read_text(meta, &old_len) : NULL;
+    char versions[512] = "";
+    attn_meta_merge_peers(old_meta, rf.rows, rf.n_rows, versions, sizeof versions);
+    if (rc == EXIT_OK && !reused_meta &&
+        attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
     }
@@ -333,11 +339,11 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
             attn_interrupt_before_exit(in, NULL, NULL);
             matrix_budget_save(&budget);
         }
-        char versions[256] = "";
         if (rc == EXIT_OK && o->peers.n > 0) {
             peer_emit_ctx pe = {in, &rf, o->out, &tot};
             if (run_peers(o, &rf, &pk, m.cores, paired, &pe, versions, sizeof versions) != 0)
                 rc = EXIT_FAILED;
+            attn_meta_merge_peers(old_meta, rf.rows, rf.n_rows, versions, sizeof versions);
         }
         matrix_roofs_free(&roofs);
         printf("matrix: %d rows (%d ok, %d skipped, %d failed",
@@ -379,6 +385,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
             rc = EXIT_FAILED;
     }
     matrix_budget_free(&budget);
+    free(old_meta);
     free(cells);
     attn_results_close(&rf);
     return rc;

@@ -31,6 +31,7 @@
 #include "cases.h"
 #include "peer_client.h"
 #include "perf_cell.h"
+#include "run_meta.h"
 #include "timer.h"
 
 static const char *const known_peers[MATRIX_MAX_PEERS] = {"torch", "onnxruntime", "openvino"};
@@ -314,7 +315,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                      matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
                      size_t cap)
 {
-    size_t used = (size_t)snprintf(versions, cap, "{");
+    size_t used = 0;
     for (int pi = 0; pi < peers->n; pi++) {
         const char *name = peers->names[pi];
         int todo = 0, to_run = 0;
@@ -335,18 +336,8 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
         char why[400] = "";
         /* No worker for a run whose every cell it would skip. */
         int started = to_run ? attn_peer_start(&po, &peer, why, sizeof why) : ATTN_PEER_SKIP;
-        if (started == ATTN_PEER_OK) { /* whole entries only: the sidecar stays JSON */
-            char key[64], value[160], entry[240];
-            const size_t kl = (size_t)attn_json_quote(name, key, sizeof key);
-            const size_t vl = (size_t)attn_json_quote(attn_peer_version(peer), value, sizeof value);
-            const size_t len =
-                (size_t)snprintf(entry, sizeof entry, "%s%s: %s", used > 1 ? ", " : "", key, value);
-            if (kl < sizeof key && vl < sizeof value && len < sizeof entry &&
-                used + len + 1 < cap) {
-                memcpy(versions + used, entry, len + 1);
-                used += len;
-            }
-        }
+        if (started == ATTN_PEER_OK)
+            attn_meta_add_peer(versions, cap, &used, name, attn_peer_version(peer));
         for (int ci = 0; ci < n; ci++) {
             attn_result_row row;
             peer_row_init(&row, name, &cases[ci], pk);
@@ -362,12 +353,12 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                               peer_roof(roofs, pk, &cases[ci]), &row);
             if (emit(ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
+                attn_meta_close_peers(versions, cap, used);
                 return -1;
             }
         }
         attn_peer_close(peer, NULL, 0);
     }
-    if (used < cap)
-        snprintf(versions + used, cap - used, "}");
+    attn_meta_close_peers(versions, cap, used);
     return 0;
 }

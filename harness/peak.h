@@ -187,5 +187,8 @@ int attn_json_quote(const char *s, char *out, size_t cap);
 /* Returns 0, or -1 with `err` set ("expected ':' at byte 12"). */
 int attn_json_walk(const char *text, size_t len, attn_json_visitor visit, void *ctx, char *err,
                    size_t cap);
+/* A whole file, NUL-terminated, its length in *len (malloc'd: free it);
+ * NULL when it cannot be read. */
+char *attn_read_text(const char *path, size_t *len);
 
 #endif

@@ -450,7 +450,7 @@ static void take_number(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int de
     }
 }
 
-static char *slurp(const char *path, size_t *len)
+char *attn_read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -505,7 +505,7 @@ int attn_peak_pages_check(const attn_peak *pk, attn_pages pages, const char *sou
 int attn_peak_read_json(const char *path, attn_peak *pk, char *err, size_t cap)
 {
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = attn_read_text(path, &len);
     if (cap)
         err[0] = '\0';
     if (!text) {

@@ -32,6 +32,90 @@
  * so the harness needs no BLAS of its own. */
 char *openblas_get_config(void) __attribute__((weak));
 
+void attn_meta_add_peer(char *obj, size_t cap, size_t *used, const char *name, const char *version)
+{
+    if (*used == 0 && cap > 1)
+        *used = (size_t)snprintf(obj, cap, "{");
+    char key[64], value[160], entry[240];
+    const size_t kl = (size_t)attn_json_quote(name, key, sizeof key);
+    const size_t vl = (size_t)attn_json_quote(version, value, sizeof value);
+    const size_t len =
+        (size_t)snprintf(entry, sizeof entry, "%s%s: %s", *used > 1 ? ", " : "", key, value);
+    if (kl < sizeof key && vl < sizeof value && len < sizeof entry && *used + len + 2 <= cap) {
+        memcpy(obj + *used, entry, len + 1);
+        *used += len;
+    }
+}
+
+void attn_meta_close_peers(char *obj, size_t cap, size_t used)
+{
+    if (used == 0 && cap > 2)
+        snprintf(obj, cap, "{}");
+    else if (used + 2 <= cap)
+        snprintf(obj + used, cap - used, "}");
+}
+
+enum { META_MAX_PEERS = 16 };
+typedef struct peer_list {
+    int depth;         /* the entries' depth: 1 in a peers object, 2 in a sidecar */
+    const char *under; /* NULL, or the key they sit under ("peers") */
+    int n;
+    char name[META_MAX_PEERS][ATTN_JSON_MAX_KEY];
+    char version[META_MAX_PEERS][160];
+} peer_list;
+
+static void take_peer(void *ctx, const char (*path)[ATTN_JSON_MAX_KEY], int depth,
+                      const attn_json_value *v)
+{
+    peer_list *l = ctx;
+    if (depth != l->depth || v->kind != ATTN_JSON_STRING || l->n == META_MAX_PEERS ||
+        (l->under && strcmp(path[0], l->under) != 0))
+        return;
+    snprintf(l->name[l->n], sizeof l->name[0], "%s", path[depth - 1]);
+    snprintf(l->version[l->n], sizeof l->version[0], "%s", v->text);
+    l->n++;
+}
+
+static void read_peers(const char *text, peer_list *l)
+{
+    char err[128];
+    if (!text || attn_json_walk(text, strlen(text), take_peer, l, err, sizeof err) != 0)
+        l->n = 0;
+}
+
+static int listed(const peer_list *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->name[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int has_peer_rows(const attn_result_row *rows, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].kind == ATTN_ROW_PEER && strcmp(rows[i].variant, name) == 0)
+            return 1;
+    return 0;
+}
+
+void attn_meta_merge_peers(const char *old_meta, const attn_result_row *rows, int n, char *versions,
+                           size_t cap)
+{
+    peer_list now = {.depth = 1}, old = {.depth = 2, .under = "peers"};
+    const int had = versions[0] != '\0'; /* "": no peers object, unless old gives one */
+    read_peers(had ? versions : NULL, &now);
+    read_peers(old_meta, &old);
+    size_t used = 0;
+    for (int i = 0; i < now.n; i++)
+        attn_meta_add_peer(versions, cap, &used, now.name[i], now.version[i]);
+    for (int i = 0; i < old.n; i++)
+        if (!listed(&now, old.name[i]) && has_peer_rows(rows, n, old.name[i]))
+            attn_meta_add_peer(versions, cap, &used, old.name[i], old.version[i]);
+    if (used || had)
+        attn_meta_close_peers(versions, cap, used);
+}
+
 const char *attn_meta_compiler(void)
 {
     return ATTN_COMPILER;

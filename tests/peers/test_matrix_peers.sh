@@ -43,6 +43,23 @@ if [[ $mode == fake ]]; then
 import json, sys
 p = json.load(open("wrong.meta.json")).get("peers", {})
 sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} else 1)'
+    # A resume whose torch and openvino cells are all in the CSV starts
+    # neither (a started worker would now fail to import: nolib); their
+    # versions stay those of the run that timed their rows.
+    FAKE_PEER_MODE=nolib "$attnbench" matrix --preset test --variant avx2 --variant stream \
+        --threads 2 --repetitions 1 --min-time 0 --peak "$peak" --out wrong.csv --resume \
+        --peer-rounds 2 --peers torch,openvino,onnxruntime --peer-python sh \
+        --peer-worker "$extra" >resumed.log 2>&1
+    check "a resume keeps the versions of the peers it did not restart" python3 -c '
+import json, sys
+p = json.load(open("wrong.meta.json")).get("peers", {})
+sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} else 1)'
+    "$attnbench" matrix --preset test --variant avx2 --variant stream --threads 2 \
+        --repetitions 1 --min-time 0 --peak "$peak" --out wrong.csv --resume >resumed2.log 2>&1
+    check "so does a resume without --peers" python3 -c '
+import json, sys
+p = json.load(open("wrong.meta.json")).get("peers", {})
+sys.exit(0 if sorted(p) == ["openvino", "torch"] else 1)'
     FAKE_PEER_MODE=nolib run nolib --peers torch --peer-python sh --peer-worker "$extra"
     check "a peer without its library: skipped rows saying why" rows nolib.csv \
         'len(peer) == 3 and all(r["status"] == "skipped" and "cannot import nolib" in r["reason"] for r in peer)'
@@ -56,7 +73,7 @@ sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} e
         'sum(r["q_dtype"] == r["kv_dtype"] == "bf16" for r in peer) == 3 and all(r["status"] == "skipped" and "fake worker does f32 only" in r["reason"] for r in peer if r["q_dtype"] == r["kv_dtype"] == "bf16")'
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=11
+    total=13
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0
