@@ -22,7 +22,8 @@ typedef int (*matrix_emit_fn)(void *ctx, const attn_result_row *row);
  * per round, the row judged against their median.
  * `versions` receives {"torch": "2.15.0", ...} as a JSON object (cap
  * bytes): the version each peer it started reported (a resume keeps the
- * others': attn_meta_merge_peers). Returns 0, or -1 when emit failed or the run was interrupted. */
+ * others': attn_meta_merge_peers). Returns 0, or -1 when emit failed or
+ * the run was interrupted. */
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
                      matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
