@@ -8,7 +8,13 @@ minute to the next (neighbours, frequency). Two timings taken minutes
 apart then compare the minutes as much as the code. Here each round times
 A, then B (the order flips every round), and the ratio is taken within the
 round, so a slow stretch slows both sides of it; the median round ratio
-and its spread are the result.
+and its spread are the result, with a 95 % interval of that median (the
+order statistics that bound it whatever the rounds' distribution: with
+11 rounds the 2nd and 10th smallest ratios). A change whose interval
+holds 1.00 is not told apart from the noise by that run; rounds are
+treated as independent, which a neighbour busy for several rounds
+breaks, so repeat a run before trusting an interval that barely misses
+1.00.
 
     scripts/ab.py --a old/libattn.so --b build/libattn.so \\
         --case impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=32768,dk=128,dv=128,causal=0,kv=f16 \\
@@ -34,6 +40,7 @@ Exit 0 with the ratio, 1 when a call fails, 2 on bad usage.
 
 import argparse
 import ctypes
+import math
 import os
 import shutil
 import statistics
@@ -292,6 +299,25 @@ def use_pages(pages):
         raise UsageError(f"--pages {pages}: {e}") from None
 
 
+def median_interval(values, level=0.95):
+    """(lo, hi, coverage): the narrowest interval of two order statistics,
+    the k-th smallest and the k-th largest, that holds the median of the
+    values' distribution with probability at least `level` (the number of
+    values below the median is binomial(n, 1/2)); None when even the
+    smallest and the largest do not (fewer than 6 values at 95 %)."""
+    n = len(values)
+    ordered = sorted(values)
+    best = None
+    below = 0.0  # P(fewer than k of the n values lie below the median)
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2.0 ** n
+        coverage = 1.0 - 2.0 * below
+        if coverage < level:
+            break
+        best = (ordered[k - 1], ordered[n - k], coverage)
+    return best
+
+
 def run(args, variant, shape, types, lib_a, lib_b):
     s = shape
     use_pages(args.pages)
@@ -322,8 +348,11 @@ def run(args, variant, shape, types, lib_a, lib_b):
           f"call(s) a side; {len(copies)} cop{'y' if len(copies) == 1 else 'ies'} of the inputs "
           f"on {args.pages} pages")
     print(f"A {ms(times_a) * 1e3:.4f} ms  B {ms(times_b) * 1e3:.4f} ms  (medians a call)")
+    interval = median_interval(ratios)
     print(f"B speedup (A's time / B's, per round): median {ms(ratios):.3f}x "
-          f"[{min(ratios):.3f} .. {max(ratios):.3f}]")
+          f"[{min(ratios):.3f} .. {max(ratios):.3f}]; "
+          + (f"95 % interval of the median {interval[0]:.3f} .. {interval[1]:.3f}"
+             if interval else "too few rounds for a 95 % interval of the median (6 at least)"))
     return 0
 
 
