@@ -103,27 +103,6 @@ FLASH_INLINE void few_dot_step(const flash_tile *t, const void *kb, const size_t
                                int tail, const int R, const int T, __m256 *acc)
 {
     const int kg = LANES / R;
-    if (T == ATTN_F16 && R >= 2) {
-        /* The group's K rows widened first, then each q row loaded beside
-         * its FMAs: with all of q loaded first (below), GCC kept an f16
-         * instance's accumulator on the stack at 4 rows, a store and a
-         * reload on its chain every step (10 % of the kernel's samples on
-         * one FMA). Zen 3, d 128, 1 thread, alternating rounds, f16:
-         * Hq 32 / Hkv 8 1.03x and 1.05x (n_kv 1024 in L3), 1.02x / 1.04x
-         * at 1 / 2 threads from DRAM (n_kv 32768); Hq 16 / Hkv 8 1.04x.
-         * f32 in this order 0.94x and bf16 1.00x, so they keep the one
-         * below; so does 1 row, whose 8 keys would need 17 ymm here. */
-        __m256 kv[LANES];
-        for (int i = 0; i < kg; i++)
-            kv[i] = tail == LANES ? load8(kb, k[i] + (size_t)c, T)
-                                  : load_tail(kb, k[i] + (size_t)c, tail, T);
-        for (int r = 0; r < R; r++) {
-            const __m256 q = _mm256_load_ps(t->q + (size_t)r * t->ld + c); /* zero past d_k */
-            for (int i = 0; i < kg; i++)
-                acc[i * R + r] = _mm256_fmadd_ps(q, kv[i], acc[i * R + r]);
-        }
-        return;
-    }
     /* R <= 4: the q vectors stay in registers (R + 8 accumulators + K);
      * R = 8 would need 17 of the 16 ymm: q is reloaded from L1 per key. */
     __m256 q[4];
