@@ -22,12 +22,24 @@ peer = [r for r in rows if r["kind"] == "peer"]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
+sidecar_peers() { # sidecar_peers META PYTHON-EXPR on p, its "peers": exit 0 when it holds
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])).get("peers", {})
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+matrix() { # matrix OUT LOG --overwrite|--resume [matrix args...]
+    local out=$1 log=$2
+    shift 2
+    "$attnbench" matrix --preset test --variant avx2 --variant stream --threads 2 \
+        --repetitions 1 --min-time 0 --peak "$peak" --out "$out.csv" \
+        --peer-rounds 2 "$@" >"$log" 2>&1
+}
 run() { # run OUT [matrix args...]
     local out=$1
     shift
-    "$attnbench" matrix --preset test --variant avx2 --variant stream --threads 2 \
-        --repetitions 1 --min-time 0 --peak "$peak" --out "$out.csv" --overwrite \
-        --peer-rounds 2 "$@" >"$out.log" 2>&1
+    matrix "$out" "$out.log" --overwrite "$@"
 }
 if [[ $mode == fake ]]; then
     FAKE_PEER_MODE=fake run wrong --peers torch,openvino --peer-python sh --peer-worker "$extra"
@@ -39,27 +51,19 @@ if [[ $mode == fake ]]; then
     check "the op and the empty-call overhead are in the row" rows wrong.csv \
         'all(r["peer_op"].startswith("fake(") and float(r["overhead_ns"]) > 0 for r in peer)'
     check "the summary names the findings" grep -q "peer rows failed" wrong.log
-    check "the sidecar is JSON with the version as the worker said it" python3 -c '
-import json, sys
-p = json.load(open("wrong.meta.json")).get("peers", {})
-sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} else 1)'
+    fake_versions='{"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"}'
+    check "the sidecar is JSON with the version as the worker said it" \
+        sidecar_peers wrong.meta.json "p == $fake_versions"
     # A resume whose torch and openvino cells are all in the CSV starts
     # neither (a started worker would now fail to import: nolib); their
     # versions stay those of the run that timed their rows.
-    FAKE_PEER_MODE=nolib "$attnbench" matrix --preset test --variant avx2 --variant stream \
-        --threads 2 --repetitions 1 --min-time 0 --peak "$peak" --out wrong.csv --resume \
-        --peer-rounds 2 --peers torch,openvino,onnxruntime --peer-python sh \
-        --peer-worker "$extra" >resumed.log 2>&1
-    check "a resume keeps the versions of the peers it did not restart" python3 -c '
-import json, sys
-p = json.load(open("wrong.meta.json")).get("peers", {})
-sys.exit(0 if p == {"torch": "0.0-\"fake\"\\x", "openvino": "0.0-\"fake\"\\x"} else 1)'
-    "$attnbench" matrix --preset test --variant avx2 --variant stream --threads 2 \
-        --repetitions 1 --min-time 0 --peak "$peak" --out wrong.csv --resume >resumed2.log 2>&1
-    check "so does a resume without --peers" python3 -c '
-import json, sys
-p = json.load(open("wrong.meta.json")).get("peers", {})
-sys.exit(0 if sorted(p) == ["openvino", "torch"] else 1)'
+    FAKE_PEER_MODE=nolib matrix wrong resumed.log --resume \
+        --peers torch,openvino,onnxruntime --peer-python sh --peer-worker "$extra"
+    check "a resume keeps the versions of the peers it did not restart" \
+        sidecar_peers wrong.meta.json "p == $fake_versions"
+    matrix wrong resumed2.log --resume
+    check "so does a resume without --peers" \
+        sidecar_peers wrong.meta.json 'sorted(p) == ["openvino", "torch"]'
     FAKE_PEER_MODE=nolib run nolib --peers torch --peer-python sh --peer-worker "$extra"
     check "a peer without its library: skipped rows saying why" rows nolib.csv \
         'len(peer) == 3 and all(r["status"] == "skipped" and "cannot import nolib" in r["reason"] for r in peer)'
@@ -82,10 +86,8 @@ else
     check "every ok peer row is checked (E_M) and paired" rows real.csv \
         'all(float(r["max_err_u"]) < 100 and r["paired_variant"] for r in peer if r["status"] == "ok") and sum(r["status"] == "ok" for r in peer) >= 6'
     check "no peer row failed" rows real.csv 'not [r for r in peer if r["status"] == "failed"]'
-    check "the sidecar has the versions" python3 -c '
-import json, sys
-p = json.load(open("real.meta.json")).get("peers", {})
-sys.exit(0 if set(p) == {"torch", "onnxruntime", "openvino"} else 1)'
+    check "the sidecar has the versions" \
+        sidecar_peers real.meta.json 'set(p) == {"torch", "onnxruntime", "openvino"}'
     total=5
 fi
 echo "matrix_peers_$mode: $((total - fail)) passed, $fail failed"
