@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu_features.h"
 #include "reference.h"
@@ -11,12 +10,7 @@
 
 size_t attn_workspace_limit(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t cap = (size_t)64 << 30;
-    if (pages <= 0 || page <= 0)
-        return (size_t)4 << 30;
-    size_t half = (size_t)pages / 2 * (size_t)page;
-    return half < cap ? half : cap;
+    return attn_cpu()->workspace_limit;
 }
 
 const attn_variant *attn_find_variant(const char *name)

@@ -275,6 +275,15 @@ static void read_caches(attn_cpu_info *info)
     info->l2_bytes = l2 > 0 ? l2 : ATTN_CPU_DEFAULT_L2;
 }
 
+size_t attn_cpu_workspace_limit(long pages, long page_bytes)
+{
+    const size_t cap = (size_t)64 << 30;
+    if (pages <= 0 || page_bytes <= 0)
+        return (size_t)4 << 30;
+    const size_t half = (size_t)pages / 2 * (size_t)page_bytes;
+    return half < cap ? half : cap;
+}
+
 /* The only mutable global of the library: written once under pthread_once.
  * Not C11's call_once: glibc's call_once reaches pthread_once internally,
  * past ThreadSanitizer's interceptor, so TSan could not see the ordering
@@ -323,6 +332,8 @@ static void detect_once(void)
     read_brand(cpu_info.model, sizeof cpu_info.model);
     read_identity(&cpu_info);
     read_caches(&cpu_info);
+    cpu_info.workspace_limit =
+        attn_cpu_workspace_limit(sysconf(_SC_PHYS_PAGES), sysconf(_SC_PAGESIZE));
     const char *spec = getenv("ATTN_CPU_MASK");
     uint32_t hide = 0;
     if (attn_cpu_parse_mask(spec, &hide, cpu_info.mask_message, sizeof cpu_info.mask_message) !=

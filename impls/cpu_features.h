@@ -50,9 +50,18 @@ typedef struct attn_cpu_info {
      * 0x80000005/6), for the kernels' block sizes. When CPUID says
      * nothing, ATTN_CPU_DEFAULT_L1D / _L2 (small, so blocks err small). */
     int64_t l1d_bytes, l2_bytes;
+    /* The largest workspace attn_run allocates (attn_workspace_limit):
+     * half the physical memory, at most 64 GiB; read here once, not per
+     * call (sysconf(_SC_PHYS_PAGES) is a sysinfo syscall each time, about
+     * a third of a tiny call's 2.5 microseconds). */
+    size_t workspace_limit;
 } attn_cpu_info;
 
 enum { ATTN_CPU_DEFAULT_L1D = 32 << 10, ATTN_CPU_DEFAULT_L2 = 256 << 10 };
+
+/* The workspace limit of a machine with `pages` physical pages of
+ * `page_bytes` each (sysconf's answers; <= 0 when unknown: 4 GiB). */
+size_t attn_cpu_workspace_limit(long pages, long page_bytes);
 
 /* The level-1 data and level-2 sizes from deterministic cache descriptors
  * (CPUID leaf 4 or 0x8000001D, subleaf by subleaf until type 0): `leaf`

@@ -14,6 +14,7 @@
 #include "accuracy.h"
 #include "attn.h"
 #include "check.h"
+#include "cpu_features.h"
 #include "default_types.h"
 #include "variant.h"
 
@@ -48,6 +49,26 @@ static void set_canary(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         memcpy(&x[i], &canary, sizeof canary);
+}
+
+/* The limit's rule (half the physical memory, at most 64 GiB, 4 GiB when
+ * the system does not say), and that the limit attn_run holds a call to,
+ * read once with the CPU, is that rule on this machine's memory. */
+static void test_workspace_limit_rule(check_tally *t)
+{
+    const size_t gib = (size_t)1 << 30;
+    CHECK(t, attn_cpu_workspace_limit(4 * (long)(gib / 4096), 4096) == 2 * gib,
+          "4 GiB of memory: %zu", attn_cpu_workspace_limit(4 * (long)(gib / 4096), 4096));
+    CHECK(t, attn_cpu_workspace_limit(3, 4096) == 4096, "3 pages: %zu",
+          attn_cpu_workspace_limit(3, 4096));
+    CHECK(t, attn_cpu_workspace_limit(512 * (long)(gib >> 21), 1 << 21) == 64 * gib,
+          "512 GiB of memory: %zu, want the 64 GiB cap",
+          attn_cpu_workspace_limit(512 * (long)(gib >> 21), 1 << 21));
+    CHECK(t, attn_cpu_workspace_limit(-1, 4096) == 4 * gib, "unknown pages");
+    CHECK(t, attn_cpu_workspace_limit(1000, 0) == 4 * gib, "unknown page size");
+    const size_t here = attn_cpu_workspace_limit(sysconf(_SC_PHYS_PAGES), sysconf(_SC_PAGESIZE));
+    CHECK(t, attn_workspace_limit() == here, "attn_workspace_limit() %zu, this machine's %zu",
+          attn_workspace_limit(), here);
 }
 
 /* Every variant whose workspace grows with the shape must refuse one over
@@ -195,6 +216,7 @@ static void test_extreme_scales(check_tally *t)
 int main(void)
 {
     check_tally t = {0};
+    test_workspace_limit_rule(&t);
     test_workspace_over_limit(&t);
     test_allocation_failure(&t);
     test_extreme_scales(&t);
