@@ -685,9 +685,9 @@ int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace)
     const int64_t units = pl.units, heads = (int64_t)p->shape.batch * p->shape.heads_kv;
     /* No more threads than units, and no team for one: libgomp ends every
      * team, even one of a single thread, with a futex syscall, and a second
-     * thread woken for a single unit only waits. Zen 3, 1 head, n_kv 16,
-     * d 16, alternating rounds: 2.6 -> 1.4 us a call at 1 thread (with the
-     * workspace limit read once), 5.1 -> 1.5 us at 2. */
+     * thread woken for a single unit only waits. Zen 3, avx2, 1 head,
+     * n_kv 16, d 16, alternating rounds of a loop of calls: 2.1x at 1
+     * thread, 2.5x at 2 (0.55-0.83 us a call after, from 1.3-4.0). */
     const int team = units < p->threads ? (int)units : p->threads;
     if (team <= 1) {
         for (int64_t i = 0; i < units; i++)
