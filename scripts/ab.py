@@ -18,8 +18,8 @@ breaks, so repeat a run before trusting an interval that barely misses
 
     scripts/ab.py --a old/libattn.so --b build/libattn.so \\
         --case impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=32768,dk=128,dv=128,causal=0,kv=f16 \\
-        [--variant-b NAME] [--threads N] [--rounds N] [--seconds S] [--copies N]
-        [--pages huge|base]
+        [--variant-b NAME | --case-b CASE] [--threads N] [--rounds N] [--seconds S]
+        [--copies N] [--pages huge|base]
 
 Decode cells (n_q <= 16) rotate through copies of Q, K, V and O spanning
 twice the last-level cache, as bench and the matrix do (--copies N to say
@@ -33,7 +33,12 @@ are on huge pages (--pages base: 4 KiB), as bench's and the matrix's are.
 them; a p= class field is taken and ignored, since the public call runs
 each variant in its own class); --variant-b times another variant as B, in
 --b's build (give the same file as --a to compare two variants of one
-build). Each library is copied to a file of its own first, so the same
+build). --case-b times another case as B instead, in --b's build: a twin
+of the same work in other element types or another variant (kv=f16
+against f32, as the low-precision targets compare), or any other shape,
+where the ratio is then one of times, not of speeds at equal work. Its
+inputs are the same N(0,1) draws as A's, rounded into its own types.
+Each library is copied to a file of its own first, so the same
 build may be A and B (a null test: its ratio shows the noise floor).
 Exit 0 with the ratio, 1 when a call fails, 2 on bad usage.
 """
@@ -82,50 +87,51 @@ class Types(ctypes.Structure):
     _fields_ = [("q", ctypes.c_int32), ("kv", ctypes.c_int32), ("o", ctypes.c_int32)]
 
 
-def parse_case(name):
-    """impl=..,B=..,Hq=..,...[,scale=..][,q=..,kv=..,o=..] -> (variant, Shape, Types)."""
+def parse_case(name, flag="--case"):
+    """impl=..,B=..,Hq=..,...[,scale=..][,q=..,kv=..,o=..] -> (variant, Shape, Types);
+    `flag` names the option in the messages."""
     fields = {}
     for part in name.split(","):
         key, eq, value = part.partition("=")
         if not eq or not value:
-            raise UsageError(f"--case: '{part}' is not key=value")
+            raise UsageError(f"{flag}: '{part}' is not key=value")
         if key in fields:
-            raise UsageError(f"--case: '{key}' given twice")
+            raise UsageError(f"{flag}: '{key}' given twice")
         fields[key] = value
     allowed = {"impl", "scale", "q", "kv", "o", "data", "p", *SHAPE_KEYS}
     for key in fields:
         if key not in allowed:
-            raise UsageError(f"--case: unknown field '{key}' (takes {', '.join(sorted(allowed))})")
+            raise UsageError(f"{flag}: unknown field '{key}' (takes {', '.join(sorted(allowed))})")
     if fields.get("data", "normal") != "normal":
-        raise UsageError(f"--case: data={fields['data']}: only normal data is timed here")
+        raise UsageError(f"{flag}: data={fields['data']}: only normal data is timed here")
     if "impl" not in fields:
-        raise UsageError("--case: impl= (the variant) is required")
+        raise UsageError(f"{flag}: impl= (the variant) is required")
     values = []
     for key in SHAPE_KEYS:
         if key not in fields:
-            raise UsageError(f"--case: {key}= is required")
+            raise UsageError(f"{flag}: {key}= is required")
         try:
             values.append(int(fields[key]))
         except ValueError:
-            raise UsageError(f"--case: {key}={fields[key]} is not an integer") from None
+            raise UsageError(f"{flag}: {key}={fields[key]} is not an integer") from None
     try:
         scale = float(fields.get("scale", "0"))
     except ValueError:
-        raise UsageError(f"--case: scale={fields['scale']} is not a number") from None
+        raise UsageError(f"{flag}: scale={fields['scale']} is not a number") from None
     types = []
     for key in ("q", "kv", "o"):
         t = fields.get(key, "f32")
         if t not in abcsv.DTYPES:
-            raise UsageError(f"--case: {key}={t} (takes {', '.join(abcsv.DTYPES)})")
+            raise UsageError(f"{flag}: {key}={t} (takes {', '.join(abcsv.DTYPES)})")
         types.append(dtype_code(t))
     named = dict(zip(SHAPE_KEYS, values))
     for key, value in named.items():
         if key != "causal" and not 1 <= value < 2**31:
-            raise UsageError(f"--case: {key}={value}: from 1 to 2^31 - 1")
+            raise UsageError(f"{flag}: {key}={value}: from 1 to 2^31 - 1")
     if named["causal"] not in (0, 1):
-        raise UsageError(f"--case: causal={named['causal']}: 0 or 1")
+        raise UsageError(f"{flag}: causal={named['causal']}: 0 or 1")
     if named["Hq"] % named["Hkv"]:
-        raise UsageError(f"--case: Hkv={named['Hkv']} does not divide Hq={named['Hq']}")
+        raise UsageError(f"{flag}: Hkv={named['Hkv']} does not divide Hq={named['Hq']}")
     return fields["impl"], Shape(*values, scale), Types(*types)
 
 
@@ -257,6 +263,8 @@ def main(argv):
     ap.add_argument("--b", required=True, help="libattn.so of side B")
     ap.add_argument("--case", required=True, help="a canonical case name (impl=...,B=...,...)")
     ap.add_argument("--variant-b", help="B's variant (default: the case's)")
+    ap.add_argument("--case-b", help="B's own case (default: --case): a twin in other types, "
+                                     "or another shape")
     ap.add_argument("--threads", type=int, help="OMP_NUM_THREADS for both (default: as set)")
     ap.add_argument("--rounds", type=int, default=9, help="alternating rounds (default 9)")
     ap.add_argument("--seconds", type=float, default=0.2,
@@ -280,11 +288,15 @@ def main(argv):
         if args.copies is not None and not 1 <= args.copies <= MAX_COPIES:
             raise UsageError(f"--copies {args.copies}: from 1 to {MAX_COPIES}")
         variant, shape, types = parse_case(args.case)
+        if args.case_b and args.variant_b:
+            raise UsageError("--variant-b with --case-b: give B's variant as --case-b's impl=")
+        b_case = parse_case(args.case_b, "--case-b") if args.case_b else (
+            args.variant_b or variant, shape, types)
         if args.threads is not None:
             os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before libgomp loads
         with tempfile.TemporaryDirectory() as copies:
             lib_a, lib_b = load(args.a, copies, "a"), load(args.b, copies, "b")
-            return run(args, variant, shape, types, lib_a, lib_b)
+            return run(args, (variant, shape, types), b_case, lib_a, lib_b)
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -318,9 +330,10 @@ def median_interval(values, level=0.95):
     return best
 
 
-def run(args, variant, shape, types, lib_a, lib_b):
+def inputs(shape, types, copies_arg):
+    """Q, K, V and O of the shape in its types, the first of its copies and
+    the rest (the same draws on every call of this: rng seed 1)."""
     s = shape
-    use_pages(args.pages)
     rng = np.random.default_rng(1)
     q = tensor(rng, s.batch * s.heads_q * s.n_q * s.d_k, types.q)
     k = tensor(rng, s.batch * s.heads_kv * s.n_kv * s.d_k, types.kv)
@@ -328,24 +341,39 @@ def run(args, variant, shape, types, lib_a, lib_b):
     o = aligned(np.zeros(s.batch * s.heads_q * s.n_q * s.d_v,
                          dtype=np.float32 if types.o == dtype_code("f32") else np.uint16))
     first = (q, k, v, o)
-    count = args.copies or auto_copies(s, sum(x.nbytes for x in first), llc_bytes())
-    copies = [first] + [tuple(aligned(x) for x in first) for _ in range(count - 1)]
-    a = Side(lib_a, variant, shape, types, copies)
-    b = Side(lib_b, args.variant_b or variant, shape, types, copies)
+    count = copies_arg or auto_copies(s, sum(x.nbytes for x in first), llc_bytes())
+    return [first] + [tuple(aligned(x) for x in first) for _ in range(count - 1)]
+
+
+def both(x, y):
+    """One count, or A's / B's when they differ."""
+    return f"{x}" if x == y else f"{x} / {y}"
+
+
+def run(args, a_case, b_case, lib_a, lib_b):
+    use_pages(args.pages)
+    copies = inputs(a_case[1], a_case[2], args.copies)
+    b_copies = inputs(b_case[1], b_case[2], args.copies) if args.case_b else copies
+    a = Side(lib_a, *a_case, copies)
+    b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies)
     for side in (a, b):  # warm-up: workspaces, thread pools, caches
         side.call()
-    reps = calls_for(a, args.seconds)
+    # Another case may take another time a call: each side its own count.
+    reps = {a: calls_for(a, args.seconds)}
+    reps[b] = calls_for(b, args.seconds) if args.case_b else reps[a]
     times_a, times_b, ratios = [], [], []
     for r in range(args.rounds):
         order = (a, b) if r % 2 == 0 else (b, a)
-        t = {side: side.seconds_per_call(reps) for side in order}
+        t = {side: side.seconds_per_call(reps[side]) for side in order}
         times_a.append(t[a])
         times_b.append(t[b])
         ratios.append(t[a] / t[b])
     ms = statistics.median
-    print(f"case {args.case}; B: {b.variant.decode()}; threads "
-          f"{os.environ.get('OMP_NUM_THREADS', 'default')}; {args.rounds} rounds of {reps} "
-          f"call(s) a side; {len(copies)} cop{'y' if len(copies) == 1 else 'ies'} of the inputs "
+    print(f"case {args.case}; B: {b.variant.decode()}"
+          + (f", case {args.case_b}" if args.case_b else "") + "; threads "
+          f"{os.environ.get('OMP_NUM_THREADS', 'default')}; {args.rounds} rounds of "
+          f"{both(reps[a], reps[b])} call(s) a side; {both(len(copies), len(b_copies))} "
+          f"cop{'y' if len(copies) == len(b_copies) == 1 else 'ies'} of the inputs "
           f"on {args.pages} pages")
     print(f"A {ms(times_a) * 1e3:.4f} ms  B {ms(times_b) * 1e3:.4f} ms  (medians a call)")
     interval = median_interval(ratios)

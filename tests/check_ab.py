@@ -3,7 +3,8 @@
 and B gives a ratio near 1 and both medians), another variant as B with
 its ratio the right way round, a verify case name with its p= class, bad
 usage (exit 2 and a message naming the field or file) and a failing call
-(exit 1 with the library's message), never a traceback. argv[1]:
+(exit 1 with the library's message), never a traceback; --case-b (B's own
+case: its inputs, its calls a round, its name in the output). argv[1]:
 libattn.so."""
 import os
 import re
@@ -57,6 +58,24 @@ for case, b, faster in [(BIG, "blocked", True), (BIG.replace("naive", "blocked")
     ok = r.returncode == 0 and f"B: {b}" in r.stdout and m is not None
     ok = ok and (float(m.group(1)) > 1.3 if faster else float(m.group(1)) < 1 / 1.3)
     check(ok, f"{b} as B on {case}: speedup {'>' if faster else '<'} 1 (A's time / B's)", r)
+
+# --case-b: B runs its own case (a twin in other types, or another shape),
+# with its own inputs and its own calls a round; a quarter of the rows
+# takes about a quarter of the time, so B is the faster by far.
+SMALL = BIG.replace("naive", "blocked").replace("nq=256", "nq=64")
+r = ab("--case-b", SMALL, case=BIG.replace("naive", "blocked"))
+m = re.search(r"rounds of (\d+) / (\d+) call\(s\) a side.*median ([0-9.]+)x", r.stdout, re.S)
+check(r.returncode == 0 and f"B: blocked, case {SMALL}" in r.stdout and m is not None
+      and int(m.group(2)) > int(m.group(1)) and float(m.group(3)) > 2.0,
+      "--case-b with a quarter of the rows: its own case, more calls a round, B > 2x", r)
+r = ab("--case-b", CASE.replace("kv=bf16", "kv=f16"))
+check(r.returncode == 0 and "kv=f16" in r.stdout and "median" in r.stdout,
+      "--case-b: a twin in other element types", r)
+r = ab("--case-b", CASE.replace("causal=1", "causal=2"))
+check(r.returncode == 2 and "--case-b: causal=2" in r.stderr and "Traceback" not in r.stderr,
+      "a bad --case-b names itself and the field", r)
+r = ab("--case-b", CASE, "--variant-b", "naive")
+check(r.returncode == 2 and "--variant-b with --case-b" in r.stderr, "--variant-b with --case-b", r)
 
 for case, field in [(CASE.replace("dk=16", "dk=16,foo=3"), "'foo'"),
                     (CASE.replace("Hq=2", "Hq=3").replace("Hkv=1", "Hkv=2"), "Hkv=2"),
