@@ -762,7 +762,10 @@ static void test_roof_of_passes(check_tally *tc)
 
     /* The setter every paired row goes through: 3 passes given, none
      * added (a real pass of this CPU's FMA roof reads far above 30); one
-     * pass given, the probe's own passes added until there are 3. */
+     * pass given, the probe's own passes added until there are 3 (each a
+     * real figure, finite and positive; not above any floor: a 2 ms pass
+     * a neighbour preempts reads what it reads, 0.37 GFLOP/s once under
+     * ASan in a CI run). */
     attn_roof_probe probe;
     char why[128] = "";
     if (attn_roof_probe_compute(&probe, ATTN_ROOF_FMA, 0, 1, 0.002, why, sizeof why) != 0) {
@@ -776,7 +779,7 @@ static void test_roof_of_passes(check_tally *tc)
           "3 passes: their best, none added: %g (%s)", row.peak_gflops, row.roof_source);
     passes[0] = passes[1] = passes[2] = NAN;
     matrix_set_paired_roof(&row, &probe, passes, 1);
-    CHECK(tc, isfinite(passes[1]) && passes[1] > 1.0 && isfinite(passes[2]) && passes[2] > 1.0,
+    CHECK(tc, isfinite(passes[1]) && passes[1] > 0.0 && isfinite(passes[2]) && passes[2] > 0.0,
           "1 pass: 2 of the probe's added: %g, %g", passes[1], passes[2]);
     CHECK(tc, row.peak_gflops == fmax(passes[1], passes[2]), "1 pass: the best of 3: %g",
           row.peak_gflops);
