@@ -690,10 +690,10 @@ int flash_run(const attn_problem *p, const flash_geometry *g, void *workspace)
      * thread, 2.5x at 2 (0.55-0.83 us a call after, from 1.3-4.0). */
     const int team = units < p->threads ? (int)units : p->threads;
     if (team <= 1) {
+        /* Nothing to merge: keys are split only at 2 threads or more, and
+         * then into 2 units at least (choose_splits), so a team. */
         for (int64_t i = 0; i < units; i++)
             run_index(p, g, &pl, ws, partials, heads, i);
-        for (int64_t task = 0; pl.splits > 1 && task < pl.tasks; task++)
-            merge_task(p, &pl, partials, task);
         return ATTN_OK;
     }
 #pragma omp parallel num_threads(team)
