@@ -125,29 +125,58 @@ static int plan_widening(const attn_variant *var, const attn_shape *s, const att
     return ATTN_OK;
 }
 
-/* n elements widened in parallel chunks (memory-bound: every thread helps). */
+/* Whole tensors converted in chunks of CONVERT_CHUNK elements, in
+ * parallel (memory-bound: every thread helps), one direction at a time. */
+enum { CONVERT_CHUNK = 1 << 16 };
+
+typedef struct tensor_convert {
+    attn_widen_fn widen;   /* src narrow (type t) to dst f32, or */
+    attn_narrow_fn narrow; /* src f32 to dst narrow (type t) */
+    const void *src;
+    void *dst;
+    int32_t t;
+    size_t n;
+} tensor_convert;
+
+static void convert_chunk(const tensor_convert *cv, int64_t c)
+{
+    const size_t at = (size_t)c * CONVERT_CHUNK;
+    const size_t len = cv->n - at < CONVERT_CHUNK ? cv->n - at : CONVERT_CHUNK;
+    const size_t narrow_at = at * attn_dtype_size(cv->t);
+    if (cv->widen)
+        cv->widen((const char *)cv->src + narrow_at, cv->t, (float *)cv->dst + at, len);
+    else
+        cv->narrow((const float *)cv->src + at, cv->t, (char *)cv->dst + narrow_at, len);
+}
+
+/* No more threads than chunks, and no team for one (as flash_run: a
+ * libgomp team allocates its descriptor and ends with a futex syscall,
+ * even a team of one). */
+static void convert_tensor(const tensor_convert *cv, int threads)
+{
+    const int64_t chunks = (int64_t)((cv->n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
+    const int team = chunks < threads ? (int)chunks : threads;
+    if (team <= 1) {
+        for (int64_t c = 0; c < chunks; c++)
+            convert_chunk(cv, c);
+        return;
+    }
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (int64_t c = 0; c < chunks; c++)
+        convert_chunk(cv, c);
+}
+
 static void widen_tensor(const void *src, int32_t t, float *dst, size_t n, int threads)
 {
-    const attn_widen_fn widen = attn_widen_best();
-    const size_t chunk = (size_t)1 << 16;
-    const int64_t chunks = (int64_t)((n + chunk - 1) / chunk);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) {
-        size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
-        widen((const char *)src + at * attn_dtype_size(t), t, dst + at, len);
-    }
+    const tensor_convert cv = {.widen = attn_widen_best(), .src = src, .dst = dst, .t = t, .n = n};
+    convert_tensor(&cv, threads);
 }
 
 static void narrow_tensor(const float *src, int32_t t, void *dst, size_t n, int threads)
 {
-    const attn_narrow_fn narrow = attn_narrow_best();
-    const size_t chunk = (size_t)1 << 16;
-    const int64_t chunks = (int64_t)((n + chunk - 1) / chunk);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) {
-        size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
-        narrow(src + at, t, (char *)dst + at * attn_dtype_size(t), len);
-    }
+    const tensor_convert cv = {
+        .narrow = attn_narrow_best(), .src = src, .dst = dst, .t = t, .n = n};
+    convert_tensor(&cv, threads);
 }
 
 /* The problem an f32 kernel is handed for a typed problem: the same, all

@@ -214,9 +214,16 @@ static int blas_run(const attn_problem *p_in, void *workspace)
         for (int64_t it = 0; it < pl.items; it++) {
             block_job jb = job_of(p, &pl, it);
             scores(&jb, sc, ld);
-#pragma omp parallel for num_threads(p->threads) schedule(static)
-            for (int32_t r = 0; r < jb.nr; r++)
-                softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+            /* No team for one row or one thread (as flash_run). */
+            const int team = jb.nr < p->threads ? jb.nr : p->threads;
+            if (team <= 1) {
+                for (int32_t r = 0; r < jb.nr; r++)
+                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+            } else {
+#pragma omp parallel for num_threads(team) schedule(static)
+                for (int32_t r = 0; r < jb.nr; r++)
+                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+            }
             weighted_sum(&jb, sc, ld);
         }
     }

@@ -267,6 +267,27 @@ static void run_block(const block_job *jb, float *ws, const block_layout *l)
     output_pass(jb, ws + l->scores, ws + l->sum, n_keys);
 }
 
+/* Item it of the run: one query block of one head, on workspace ws. */
+static void run_item(const attn_problem *p, const block_layout *l, int64_t it, int64_t blocks,
+                     int32_t first, int32_t bq, float *ws)
+{
+    const attn_shape *s = &p->shape;
+    int32_t b = (int32_t)(it / blocks / s->heads_q);
+    int32_t h = (int32_t)(it / blocks % s->heads_q);
+    int32_t i0 = first + (int32_t)(it % blocks) * bq;
+    block_job jb = {
+        .p = p,
+        .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
+        .k = attn_k_head(p, b, h),
+        .v = attn_v_head(p, b, h),
+        .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
+        .i0 = i0,
+        .nr = s->n_q - i0 < bq ? s->n_q - i0 : bq,
+        .bq = bq,
+    };
+    run_block(&jb, ws, l);
+}
+
 static int blocked_run(const attn_problem *p_in, void *workspace)
 {
     attn_problem f = attn_fold_decode_heads(p_in);
@@ -282,28 +303,24 @@ static int blocked_run(const attn_problem *p_in, void *workspace)
     int64_t heads = (int64_t)s->batch * s->heads_q;
     int64_t items = heads * blocks;
 
-#pragma omp parallel num_threads(p->threads)
+    /* No more threads than items, and no team for one (as flash_run): a
+     * libgomp team allocates and frees its descriptor and ends with a futex
+     * syscall, even a team of one. */
+    const int team = items < p->threads ? (int)items : p->threads;
+    if (team <= 1) {
+        attn_zero_rows_before(p, first);
+        for (int64_t it = 0; it < items; it++)
+            run_item(p, &l, it, blocks, first, bq, workspace);
+        return ATTN_OK;
+    }
+#pragma omp parallel num_threads(team)
     {
         float *ws = (float *)workspace + (size_t)omp_get_thread_num() * l.total;
         attn_zero_rows_before(p, first);
         /* Round-robin: causal blocks grow in cost along the sequence. */
 #pragma omp for schedule(static, 1)
-        for (int64_t it = 0; it < items; it++) {
-            int32_t b = (int32_t)(it / blocks / s->heads_q);
-            int32_t h = (int32_t)(it / blocks % s->heads_q);
-            int32_t i0 = first + (int32_t)(it % blocks) * bq;
-            block_job jb = {
-                .p = p,
-                .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
-                .k = attn_k_head(p, b, h),
-                .v = attn_v_head(p, b, h),
-                .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
-                .i0 = i0,
-                .nr = s->n_q - i0 < bq ? s->n_q - i0 : bq,
-                .bq = bq,
-            };
-            run_block(&jb, ws, &l);
-        }
+        for (int64_t it = 0; it < items; it++)
+            run_item(p, &l, it, blocks, first, bq, ws);
     }
     return ATTN_OK;
 }
