@@ -18,8 +18,8 @@ breaks, so repeat a run before trusting an interval that barely misses
 
     scripts/ab.py --a old/libattn.so --b build/libattn.so \\
         --case impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=32768,dk=128,dv=128,causal=0,kv=f16 \\
-        [--variant-b NAME | --case-b CASE] [--threads N] [--rounds N] [--seconds S]
-        [--copies N] [--pages huge|base]
+        [--variant-b NAME | --case-b CASE] [--threads N] [--threads-b N]
+        [--rounds N] [--seconds S] [--copies N] [--pages huge|base]
 
 Decode cells (n_q <= 16) rotate through copies of Q, K, V and O spanning
 twice the last-level cache, as bench and the matrix do (--copies N to say
@@ -38,6 +38,10 @@ of the same work in other element types or another variant (kv=f16
 against f32, as the low-precision targets compare), or any other shape,
 where the ratio is then one of times, not of speeds at equal work. Its
 inputs are the same N(0,1) draws as A's, rounded into its own types.
+--threads-b N runs B on N threads and A on --threads (or OMP_NUM_THREADS):
+with one build as A and B, the ratio is the call's speed-up from its
+threads, measured in the same rounds (2 threads against 1, as the
+performance targets ask, without the minutes between two runs).
 Each library is copied to a file of its own first, so the same
 build may be A and B (a null test: its ratio shows the noise floor).
 Exit 0 with the ratio, 1 when a call fails, 2 on bad usage.
@@ -220,9 +224,12 @@ def auto_copies(shape, one_copy_bytes, llc):
 class Side:
     """One library and variant; its calls walk the copies in turn."""
 
-    def __init__(self, lib, variant, shape, types, copies):
+    def __init__(self, lib, variant, shape, types, copies, threads=None, omp=None):
         self.lib, self.variant = lib, variant.encode()
         self.shape, self.types, self.copies = shape, types, copies
+        # Its own thread count, set before each of its batches (the library
+        # reads omp_get_max_threads() at every call); None: as the process's.
+        self.threads, self.omp = threads, omp
         self.next = 0
 
     def call(self):
@@ -235,6 +242,8 @@ class Side:
             raise RuntimeError(f"{self.variant.decode()}: {self.lib.attn_strerror(rc).decode()}")
 
     def seconds_per_call(self, reps):
+        if self.threads is not None:
+            self.omp.omp_set_num_threads(self.threads)
         t0 = time.perf_counter()
         for _ in range(reps):
             self.call()
@@ -266,6 +275,8 @@ def main(argv):
     ap.add_argument("--case-b", help="B's own case (default: --case): a twin in other types, "
                                      "or another shape")
     ap.add_argument("--threads", type=int, help="OMP_NUM_THREADS for both (default: as set)")
+    ap.add_argument("--threads-b", type=int,
+                    help="B's own thread count (default: --threads); A keeps --threads")
     ap.add_argument("--rounds", type=int, default=9, help="alternating rounds (default 9)")
     ap.add_argument("--seconds", type=float, default=0.2,
                     help="time per side per round, at least one call (default 0.2)")
@@ -281,8 +292,9 @@ def main(argv):
     try:
         if args.rounds < 1:
             raise UsageError(f"--rounds {args.rounds}: at least 1")
-        if args.threads is not None and args.threads < 1:
-            raise UsageError(f"--threads {args.threads}: at least 1")
+        for flag, n in (("--threads", args.threads), ("--threads-b", args.threads_b)):
+            if n is not None and n < 1:
+                raise UsageError(f"{flag} {n}: at least 1")
         if not args.seconds > 0:
             raise UsageError(f"--seconds {args.seconds}: must be > 0")
         if args.copies is not None and not 1 <= args.copies <= MAX_COPIES:
@@ -350,17 +362,36 @@ def both(x, y):
     return f"{x}" if x == y else f"{x} / {y}"
 
 
+def openmp():
+    """libgomp, which libattn loaded: the thread count is its setting."""
+    try:
+        omp = ctypes.CDLL("libgomp.so.1")
+        omp.omp_get_max_threads.restype = ctypes.c_int
+        omp.omp_set_num_threads.argtypes = [ctypes.c_int]
+        return omp
+    except OSError as e:
+        raise UsageError(f"--threads-b: libgomp not found ({e})") from None
+
+
 def run(args, a_case, b_case, lib_a, lib_b):
     use_pages(args.pages)
     copies = inputs(a_case[1], a_case[2], args.copies)
     b_copies = inputs(b_case[1], b_case[2], args.copies) if args.case_b else copies
-    a = Side(lib_a, *a_case, copies)
-    b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies)
+    if args.threads_b is not None:
+        omp = openmp()
+        threads = (omp.omp_get_max_threads(), args.threads_b)
+        a = Side(lib_a, *a_case, copies, threads[0], omp)
+        b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies, threads[1], omp)
+    else:
+        threads = (os.environ.get("OMP_NUM_THREADS", "default"),) * 2
+        a = Side(lib_a, *a_case, copies)
+        b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies)
     for side in (a, b):  # warm-up: workspaces, thread pools, caches
         side.call()
     # Another case may take another time a call: each side its own count.
     reps = {a: calls_for(a, args.seconds)}
-    reps[b] = calls_for(b, args.seconds) if args.case_b else reps[a]
+    own = args.case_b or args.threads_b is not None
+    reps[b] = calls_for(b, args.seconds) if own else reps[a]
     times_a, times_b, ratios = [], [], []
     for r in range(args.rounds):
         order = (a, b) if r % 2 == 0 else (b, a)
@@ -371,7 +402,7 @@ def run(args, a_case, b_case, lib_a, lib_b):
     ms = statistics.median
     print(f"case {args.case}; B: {b.variant.decode()}"
           + (f", case {args.case_b}" if args.case_b else "") + "; threads "
-          f"{os.environ.get('OMP_NUM_THREADS', 'default')}; {args.rounds} rounds of "
+          f"{both(*threads)}; {args.rounds} rounds of "
           f"{both(reps[a], reps[b])} call(s) a side; {both(len(copies), len(b_copies))} "
           f"cop{'y' if len(copies) == len(b_copies) == 1 else 'ies'} of the inputs "
           f"on {args.pages} pages")

@@ -4,8 +4,8 @@ and B gives a ratio near 1 and both medians), another variant as B with
 its ratio the right way round, a verify case name with its p= class, bad
 usage (exit 2 and a message naming the field or file) and a failing call
 (exit 1 with the library's message), never a traceback; --case-b (B's own
-case: its inputs, its calls a round, its name in the output). argv[1]:
-libattn.so."""
+case: its inputs, its calls a round, its name in the output); --threads-b
+(B's own thread count: 2 against 1 is the faster). argv[1]: libattn.so."""
 import os
 import re
 import subprocess
@@ -76,6 +76,19 @@ check(r.returncode == 2 and "--case-b: causal=2" in r.stderr and "Traceback" not
       "a bad --case-b names itself and the field", r)
 r = ab("--case-b", CASE, "--variant-b", "naive")
 check(r.returncode == 2 and "--variant-b with --case-b" in r.stderr, "--variant-b with --case-b", r)
+
+# --threads-b: B on threads of its own, A on --threads. The same build at
+# 2 threads against 1 on two heads (a head a thread) is the faster by far
+# when two CPUs are there to run them (ab_script runs alone: RUN_SERIAL).
+TWO_HEADS = BIG.replace("naive", "blocked")
+r = ab("--threads-b", "2", case=TWO_HEADS)
+m = re.search(r"threads 1 / 2;.*median ([0-9.]+)x", r.stdout, re.S)
+cpus = len(os.sched_getaffinity(0))
+check(r.returncode == 0 and m is not None and (cpus < 2 or float(m.group(1)) > 1.3),
+      f"--threads-b 2 against --threads 1 on {cpus} CPUs: B > 1.3x", r)
+r = ab("--threads-b", "0")
+check(r.returncode == 2 and "--threads-b 0: at least 1" in r.stderr
+      and "Traceback" not in r.stderr, "--threads-b 0", r)
 
 for case, field in [(CASE.replace("dk=16", "dk=16,foo=3"), "'foo'"),
                     (CASE.replace("Hq=2", "Hq=3").replace("Hkv=1", "Hkv=2"), "Hkv=2"),
