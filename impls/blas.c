@@ -82,12 +82,8 @@ static int blas_workspace(const attn_problem *p_in, size_t *bytes)
 }
 
 /* One row block of one head: rows i0 .. i0+nr-1, each seeing >= 1 key. */
-typedef struct block_job {
-    const attn_problem *p;
-    const float *q, *k, *v; /* Q rows from i0; the head's K and V */
-    float *o;               /* O rows from i0 */
-    int32_t i0, nr;
-} block_job;
+/* One row block: Q and O rows from i0, the head's K and V. */
+typedef attn_row_block block_job;
 
 static int32_t row_seen(const block_job *jb, int32_t r)
 {
@@ -167,20 +163,7 @@ static void weighted_sum(const block_job *jb, const float *sc, int32_t ld)
 
 static block_job job_of(const attn_problem *p, const plan *pl, int64_t it)
 {
-    const attn_shape *s = &p->shape;
-    int32_t b = (int32_t)(it / pl->blocks / s->heads_q);
-    int32_t h = (int32_t)(it / pl->blocks % s->heads_q);
-    int32_t i0 = pl->first + (int32_t)(it % pl->blocks) * pl->rows;
-    block_job jb = {
-        .p = p,
-        .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
-        .k = attn_k_head(p, b, h),
-        .v = attn_v_head(p, b, h),
-        .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
-        .i0 = i0,
-        .nr = s->n_q - i0 < pl->rows ? s->n_q - i0 : pl->rows,
-    };
-    return jb;
+    return attn_row_block_at(p, it, pl->blocks, pl->first, pl->rows);
 }
 
 static int blas_run(const attn_problem *p_in, void *workspace)

@@ -271,20 +271,9 @@ static void run_block(const block_job *jb, float *ws, const block_layout *l)
 static void run_item(const attn_problem *p, const block_layout *l, int64_t it, int64_t blocks,
                      int32_t first, int32_t bq, float *ws)
 {
-    const attn_shape *s = &p->shape;
-    int32_t b = (int32_t)(it / blocks / s->heads_q);
-    int32_t h = (int32_t)(it / blocks % s->heads_q);
-    int32_t i0 = first + (int32_t)(it % blocks) * bq;
-    block_job jb = {
-        .p = p,
-        .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
-        .k = attn_k_head(p, b, h),
-        .v = attn_v_head(p, b, h),
-        .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
-        .i0 = i0,
-        .nr = s->n_q - i0 < bq ? s->n_q - i0 : bq,
-        .bq = bq,
-    };
+    const attn_row_block rb = attn_row_block_at(p, it, blocks, first, bq);
+    const block_job jb = {
+        .p = p, .q = rb.q, .k = rb.k, .v = rb.v, .o = rb.o, .i0 = rb.i0, .nr = rb.nr, .bq = bq};
     run_block(&jb, ws, l);
 }
 

@@ -95,6 +95,36 @@ static inline void *attn_o_head(const attn_problem *p, int32_t b, int32_t h)
            ((size_t)b * s->heads_q + h) * (size_t)s->n_q * s->d_v * attn_dtype_size(p->types.o);
 }
 
+/* Item `it` of an f32 run cut into `blocks` row blocks of `rows` query
+ * rows per (batch, query head), heads in order, from row `first` on (the
+ * rows before it see no key): its head's K and V, its Q and O rows from
+ * i0, and how many rows it has (the last block of a head may be short). */
+typedef struct attn_row_block {
+    const attn_problem *p;
+    const float *q, *k, *v;
+    float *o;
+    int32_t i0, nr;
+} attn_row_block;
+
+static inline attn_row_block attn_row_block_at(const attn_problem *p, int64_t it, int64_t blocks,
+                                               int32_t first, int32_t rows)
+{
+    const attn_shape *s = &p->shape;
+    const int32_t b = (int32_t)(it / blocks / s->heads_q);
+    const int32_t h = (int32_t)(it / blocks % s->heads_q);
+    const int32_t i0 = first + (int32_t)(it % blocks) * rows;
+    const attn_row_block rb = {
+        .p = p,
+        .q = (const float *)attn_q_head(p, b, h) + (size_t)i0 * s->d_k,
+        .k = attn_k_head(p, b, h),
+        .v = attn_v_head(p, b, h),
+        .o = (float *)attn_o_head(p, b, h) + (size_t)i0 * s->d_v,
+        .i0 = i0,
+        .nr = s->n_q - i0 < rows ? s->n_q - i0 : rows,
+    };
+    return rb;
+}
+
 /* Element e of a tensor of type t at base: the address (for row offsets). */
 static inline const void *attn_elem_at(const void *base, int32_t t, size_t e)
 {
