@@ -229,7 +229,8 @@ class Side:
         self.shape, self.types, self.copies = shape, types, copies
         # Its own thread count, set before each of its batches (the library
         # reads omp_get_max_threads() at every call); None: as the process's.
-        self.threads, self.omp = threads, omp
+        # `seen`: what libgomp then reported, the count its calls ran on.
+        self.threads, self.omp, self.seen = threads, omp, threads
         self.next = 0
 
     def call(self):
@@ -244,6 +245,7 @@ class Side:
     def seconds_per_call(self, reps):
         if self.threads is not None:
             self.omp.omp_set_num_threads(self.threads)
+            self.seen = self.omp.omp_get_max_threads()
         t0 = time.perf_counter()
         for _ in range(reps):
             self.call()
@@ -362,6 +364,14 @@ def both(x, y):
     return f"{x}" if x == y else f"{x} / {y}"
 
 
+def threads_line(a, b):
+    """The threads the calls ran on: as libgomp reported them after each
+    side's setting (--threads-b), or OMP_NUM_THREADS for both."""
+    if a.threads is None:
+        return os.environ.get("OMP_NUM_THREADS", "default")
+    return both(a.seen, b.seen)
+
+
 def openmp():
     """libgomp, which libattn loaded: the thread count is its setting."""
     try:
@@ -379,11 +389,9 @@ def run(args, a_case, b_case, lib_a, lib_b):
     b_copies = inputs(b_case[1], b_case[2], args.copies) if args.case_b else copies
     if args.threads_b is not None:
         omp = openmp()
-        threads = (omp.omp_get_max_threads(), args.threads_b)
-        a = Side(lib_a, *a_case, copies, threads[0], omp)
-        b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies, threads[1], omp)
+        a = Side(lib_a, *a_case, copies, omp.omp_get_max_threads(), omp)
+        b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies, args.threads_b, omp)
     else:
-        threads = (os.environ.get("OMP_NUM_THREADS", "default"),) * 2
         a = Side(lib_a, *a_case, copies)
         b = Side(lib_b, b_case[0], b_case[1], b_case[2], b_copies)
     for side in (a, b):  # warm-up: workspaces, thread pools, caches
@@ -402,7 +410,7 @@ def run(args, a_case, b_case, lib_a, lib_b):
     ms = statistics.median
     print(f"case {args.case}; B: {b.variant.decode()}"
           + (f", case {args.case_b}" if args.case_b else "") + "; threads "
-          f"{both(*threads)}; {args.rounds} rounds of "
+          f"{threads_line(a, b)}; {args.rounds} rounds of "
           f"{both(reps[a], reps[b])} call(s) a side; {both(len(copies), len(b_copies))} "
           f"cop{'y' if len(copies) == len(b_copies) == 1 else 'ies'} of the inputs "
           f"on {args.pages} pages")

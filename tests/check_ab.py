@@ -5,7 +5,7 @@ its ratio the right way round, a verify case name with its p= class, bad
 usage (exit 2 and a message naming the field or file) and a failing call
 (exit 1 with the library's message), never a traceback; --case-b (B's own
 case: its inputs, its calls a round, its name in the output); --threads-b
-(B's own thread count: 2 against 1 is the faster). argv[1]: libattn.so."""
+(B's own thread count, as libgomp reports it). argv[1]: libattn.so."""
 import os
 import re
 import subprocess
@@ -77,15 +77,18 @@ check(r.returncode == 2 and "--case-b: causal=2" in r.stderr and "Traceback" not
 r = ab("--case-b", CASE, "--variant-b", "naive")
 check(r.returncode == 2 and "--variant-b with --case-b" in r.stderr, "--variant-b with --case-b", r)
 
-# --threads-b: B on threads of its own, A on --threads. The same build at
-# 2 threads against 1 on two heads (a head a thread) is the faster by far
-# when two CPUs are there to run them (ab_script runs alone: RUN_SERIAL).
+# --threads-b: B on threads of its own, A on --threads; the line names the
+# counts libgomp reported after each side's setting (no timing asserted:
+# two threads' speed-up depends on the machine's other load), both ways.
 TWO_HEADS = BIG.replace("naive", "blocked")
-r = ab("--threads-b", "2", case=TWO_HEADS)
-m = re.search(r"threads 1 / 2;.*median ([0-9.]+)x", r.stdout, re.S)
-cpus = len(os.sched_getaffinity(0))
-check(r.returncode == 0 and m is not None and (cpus < 2 or float(m.group(1)) > 1.3),
-      f"--threads-b 2 against --threads 1 on {cpus} CPUs: B > 1.3x", r)
+for a_threads, b_threads in (("1", "2"), ("3", "1")):
+    r = ab("--threads-b", b_threads, case=TWO_HEADS) if a_threads == "1" else subprocess.run(
+        [sys.executable, AB, "--a", LIB, "--b", LIB, "--case", TWO_HEADS, "--rounds", "3",
+         "--seconds", "0.02", "--threads", a_threads, "--threads-b", b_threads],
+        capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and f"threads {a_threads} / {b_threads};" in r.stdout
+          and "median" in r.stdout,
+          f"--threads {a_threads} --threads-b {b_threads}: each side on its own count", r)
 r = ab("--threads-b", "0")
 check(r.returncode == 2 and "--threads-b 0: at least 1" in r.stderr
       and "Traceback" not in r.stderr, "--threads-b 0", r)
