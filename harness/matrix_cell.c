@@ -175,10 +175,11 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
     row->shape = *s;
     row->types = mc->pc.types;
     row->threads = threads;
-    const int bw_bound = attn_perf_bandwidth_bound(s);
-    snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
     row->peak_gflops = attn_peak_roof_for(pk, v->roof, threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, threads);
+    const int bw_bound = attn_perf_roofline_bandwidth_bound(s, &mc->pc.types, row->peak_gflops,
+                                                            row->peak_gbytes_per_s);
+    snprintf(row->limit, sizeof row->limit, "%s", bw_bound ? "bandwidth" : "fma");
     snprintf(row->roof_source, sizeof row->roof_source, "run");
     size_t ws = 0;
     char why[400];

@@ -138,11 +138,14 @@ static void peer_row_init(attn_result_row *row, const char *peer, const attn_per
     row->shape = pc->shape;
     row->types = pc->types;
     row->threads = pc->threads;
-    snprintf(row->limit, sizeof row->limit, "%s",
-             attn_perf_bandwidth_bound(&pc->shape) ? "bandwidth" : "fma");
     row->peak_gflops = attn_peak_roof_for(
         pk, attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads), pc->threads);
     row->peak_gbytes_per_s = attn_peak_read_for(pk, pc->threads);
+    snprintf(row->limit, sizeof row->limit, "%s",
+             attn_perf_roofline_bandwidth_bound(&pc->shape, &pc->types, row->peak_gflops,
+                                                row->peak_gbytes_per_s)
+                 ? "bandwidth"
+                 : "fma");
     snprintf(row->roof_source, sizeof row->roof_source, "run");
 }
 
@@ -291,13 +294,14 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
     attn_perf_cell_free(&cell);
 }
 
-/* The roof probe of a peer's cell: the read roof (decode) or the fp32
- * FMA roof (the peers run f32). NULL: --roof run, or not measurable. */
+/* The roof probe of a peer's cell: the roof its row is judged against
+ * (peer_row_init: the read roof, or the highest compute roof for its
+ * types). NULL: --roof run, or not measurable. */
 static const attn_roof_probe *peer_roof(matrix_roofs *roofs, const attn_peak *pk,
-                                        const attn_perf_case *pc)
+                                        const attn_perf_case *pc, const attn_result_row *row)
 {
     return roofs
-               ? matrix_roofs_get(roofs, attn_perf_bandwidth_bound(&pc->shape),
+               ? matrix_roofs_get(roofs, strcmp(row->limit, "bandwidth") == 0,
                                   attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads),
                                   pc->threads, NULL)
                : NULL;
@@ -350,7 +354,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
-                              peer_roof(roofs, pk, &cases[ci]), &row);
+                              peer_roof(roofs, pk, &cases[ci], &row), &row);
             if (emit(ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
                 attn_meta_close_peers(versions, cap, used);

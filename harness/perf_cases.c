@@ -1,5 +1,6 @@
 #include "perf_cases.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cases.h"
@@ -467,4 +468,14 @@ double attn_perf_bytes(const attn_shape *s, const attn_types *t)
 int attn_perf_bandwidth_bound(const attn_shape *s)
 {
     return s->n_q <= 16;
+}
+
+int attn_perf_roofline_bandwidth_bound(const attn_shape *s, const attn_types *t, double gflops,
+                                       double gbytes_per_s)
+{
+    if (!attn_perf_bandwidth_bound(s))
+        return 0;
+    if (!(gflops > 0.0 && gbytes_per_s > 0.0 && isfinite(gflops) && isfinite(gbytes_per_s)))
+        return 1;
+    return attn_perf_bytes(s, t) / gbytes_per_s >= attn_perf_flops(s) / gflops;
 }

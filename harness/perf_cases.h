@@ -121,8 +121,21 @@ int attn_perf_case_list(attn_perf_preset p, int all, const attn_perf_axes *axes,
  * of the read roof count what was really read. */
 double attn_perf_flops(const attn_shape *s);
 double attn_perf_bytes(const attn_shape *s, const attn_types *t);
-/* 1 when the shape is memory-bound (n_q <= 16: decode and small chunks)
- * and judged against bandwidth, 0 when against FMA peak. */
+/* 1 when the shape is timed from memory (n_q <= 16: decode and small
+ * chunks; their cells rotate copies past the last-level cache), 0 when its
+ * tensors stay in the caches between calls (prefill). */
 int attn_perf_bandwidth_bound(const attn_shape *s);
+/* The roofline's side of a cell at these roofs (GFLOP/s of the roof that
+ * applies to its variant, read GB/s): 1 (judged against the read roof)
+ * when it is timed from memory and its bytes at the read roof take at
+ * least as long as its flops at the compute roof, 0 (against the compute
+ * roof) otherwise. Decode of many query heads per K/V head is
+ * compute-bound: Hq 32 / Hkv 1, d 128, f32 does 16 flops a byte, against
+ * a ridge of 5.2 on a 2-core Zen 3. A prefill cell is never judged against
+ * the read roof: its tensors come from the caches, which read faster. A
+ * roof that is not a positive figure (not measured) leaves the shape's
+ * rule. */
+int attn_perf_roofline_bandwidth_bound(const attn_shape *s, const attn_types *t, double gflops,
+                                       double gbytes_per_s);
 
 #endif

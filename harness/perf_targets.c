@@ -864,7 +864,7 @@ static void peer_target(tally *t, const attn_result_row *rows, int n, const attn
         snprintf(target, sizeof target,
                  "target >= %.1fx: above the %s roof here (the peer is at %.0f%% of it, so at "
                  "most %.2fx)",
-                 want, bw ? "read" : "FMA", p->pct_peak, ceiling);
+                 want, strcmp(p->limit, "bandwidth") == 0 ? "read" : "FMA", p->pct_peak, ceiling);
     else
         snprintf(target, sizeof target, "target >= %.1fx", want);
     verdict_at_least(t, ratio, want, p != NULL, what, achieved, sizeof achieved, target);

@@ -3,6 +3,7 @@
 # with bench_check.py.
 #   test_bench_files.sh bench  ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR
 #   test_bench_files.sh matrix ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR DOC.md
+#   test_bench_files.sh roofline ATTNBENCH PYTHON CHECKER PEAK.json WORKDIR DOC.md
 set -u
 mode=$1 attnbench=$2 python=$3 checker=$4 peak=$5 dir=$6
 mkdir -p "$dir"
@@ -23,6 +24,19 @@ matrix)
         { fail=1; tail -5 cols.log; }
     "$python" "$checker" csv cols.csv "$doc" || fail=1
     "$python" "$checker" meta cols.meta.json || fail=1
+    ;;
+roofline)
+    # The roofline's side of two decode rows: 64 query heads on one K/V
+    # head do 26 flops a byte (compute-bound on any CPU measured: ridges
+    # of 4-12), one query head per K/V head 0.5 (memory-bound).
+    doc=$7
+    rm -f roofline.csv roofline.meta.json
+    "$attnbench" matrix --shape Hq=64,Hkv=1,nq=1,nkv=256,dk=16 --shape Hq=4,Hkv=4,nq=1,nkv=256,dk=16 \
+        --variant naive --threads 1 --peak "$peak" --roof run --out roofline.csv --repetitions 1 \
+        --min-time 0 >roofline.log 2>&1 || { fail=1; tail -5 roofline.log; }
+    "$python" "$checker" csv roofline.csv "$doc" || fail=1
+    "$python" "$checker" limit roofline.csv Hq=64,Hkv=1, fma || fail=1
+    "$python" "$checker" limit roofline.csv Hq=4,Hkv=4, bandwidth || fail=1
     ;;
 *)
     echo "unknown mode $mode"

@@ -1404,12 +1404,48 @@ static void check_sgemm_context(check_tally *t)
     free(none);
 }
 
+/* The roofline's side (perf_cases.h): decode against the read roof unless
+ * its flops at the compute roof take longer; prefill never against the
+ * read roof; the shape's rule when a roof was not measured. */
+static void check_roofline_side(check_tally *t)
+{
+    const attn_types f32 = {ATTN_F32, ATTN_F32, ATTN_F32}, f16kv = {ATTN_F32, ATTN_F16, ATTN_F32};
+    /* d 128, n_kv 32768: per K/V head 32 MiB in f32; flops 4 * Hq * n_kv * d. */
+    const attn_shape mqa = {1, 32, 1, 1, 32768, 128, 128, 0, 0.0f};  /* 16 flops a byte */
+    const attn_shape gqa = {1, 32, 8, 1, 32768, 128, 128, 0, 0.0f};  /* 2 */
+    const attn_shape mha = {1, 32, 32, 1, 32768, 128, 128, 0, 0.0f}; /* 0.5 */
+    const attn_shape prefill = {1, 8, 8, 17, 17, 128, 128, 0, 0.0f}; /* ~4.25, from caches */
+    /* A ridge of 5.2 flops a byte (a 2-core Zen 3) and one of 1.0. */
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&mqa, &f32, 201.6, 38.7) == 0,
+          "MQA decode at 16 flops a byte, ridge 5.2: compute-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&gqa, &f32, 201.6, 38.7) == 1,
+          "GQA-4 decode at 2 flops a byte, ridge 5.2: memory-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&gqa, &f16kv, 201.6, 38.7) == 1,
+          "GQA-4 decode, f16 K/V (4 flops a byte), ridge 5.2: memory-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&gqa, &f16kv, 100.0, 38.7) == 0,
+          "GQA-4 decode, f16 K/V (4 flops a byte), ridge 2.6: compute-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&mha, &f32, 201.6, 38.7) == 1,
+          "MHA decode: memory-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&mha, &f32, 10.0, 25.0) == 0,
+          "MHA decode at 0.5 flops a byte, ridge 0.4: compute-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&mha, &f32, 10.0, 19.0) == 1,
+          "MHA decode, ridge 0.53: memory-bound");
+    CHECK(t, attn_perf_roofline_bandwidth_bound(&prefill, &f32, 1000.0, 1.0) == 0,
+          "prefill (n_q 17): never against the read roof, whatever the ridge");
+    CHECK(t,
+          attn_perf_roofline_bandwidth_bound(&mqa, &f32, NAN, 38.7) == 1 &&
+              attn_perf_roofline_bandwidth_bound(&mqa, &f32, 201.6, 0.0) == 1 &&
+              attn_perf_roofline_bandwidth_bound(&prefill, &f32, NAN, NAN) == 0,
+          "a roof not measured: the shape's rule");
+}
+
 int main(int argc, char **argv)
 {
     check_tally t = {0, 0};
     const char *expect_exp = argc > 2 && strcmp(argv[1], "--expect-exp") == 0 ? argv[2] : NULL;
     const int expect_expf = expect_exp && strcmp(expect_exp, "expf") == 0;
     check_roof_refusals(&t);
+    check_roofline_side(&t);
     check_paired(&t);
     check_prefill_roof(&t);
     check_sgemm_context(&t);
