@@ -200,7 +200,9 @@ static void roof_target(tally *t, const attn_result_row *rows, int n, const char
 {
     const attn_result_row *r = nearest_roof(rows, n, s, types, threads);
     const attn_result_row *fastest = find_typed(rows, n, NULL, s, types, threads);
-    const int bw = attn_perf_bandwidth_bound(s);
+    /* The roof the row was judged against (the roofline's side: a decode
+     * cell whose flops bind is held to the FMA roof), else the shape's. */
+    const int bw = r ? strcmp(r->limit, "bandwidth") == 0 : attn_perf_bandwidth_bound(s);
     const char *roof = bw ? "read roof" : "FMA roof";
     char achieved[160] = "", target[64], also[80] = "";
     int have = r != NULL;

@@ -685,6 +685,17 @@ static void check_decode(check_tally *t)
     CHECK(t, !line_says(unfigured, "decode 1x32768 Hq32/Hkv8 d128, 2 threads", "faster in time"),
           "no nan%% for a row without a figure\n%s", unfigured);
     free(unfigured);
+    /* A decode row judged against the FMA roof (the roofline's side where
+     * its flops bind) is named so, not as a fraction of the read roof. */
+    attn_result_row bound = dec("avx2", 8, 32768, 2, 1e6, 92.0);
+    snprintf(bound.limit, sizeof bound.limit, "fma");
+    char *compute = report(&bound, 1);
+    CHECK(t,
+          line_has(compute, "decode 1x32768 Hq32/Hkv8 d128, 2 threads", OK) &&
+              line_says(compute, "decode 1x32768 Hq32/Hkv8 d128, 2 threads",
+                        "92.0% of the 2-thread FMA roof (avx2)"),
+          "a compute-bound decode row: of the FMA roof\n%s", compute);
+    free(compute);
     rows[n++] = over_roof(dec("stream", 8, 4096, 1, 1e5, 112.0));
     char *over = report(rows, n);
     CHECK(t, line_has(over, "decode 1x4096 Hq32/Hkv32 d128, 2 threads", REFUSED),
