@@ -82,13 +82,7 @@ static int blas_workspace(const attn_problem *p_in, size_t *bytes)
 }
 
 /* One row block of one head: rows i0 .. i0+nr-1, each seeing >= 1 key. */
-/* One row block: Q and O rows from i0, the head's K and V. */
 typedef attn_row_block block_job;
-
-static int32_t row_seen(const block_job *jb, int32_t r)
-{
-    return attn_keys_seen(&jb->p->shape, jb->i0 + r);
-}
 
 /* The row max, in LANES independent running maxima the compiler turns into
  * vector code (one running max is a serial chain of maxss, ~4 cycles per
@@ -138,8 +132,9 @@ static void softmax_row(float *restrict row, int32_t n)
 static void scores(const block_job *jb, float *sc, int32_t ld)
 {
     const attn_shape *s = &jb->p->shape;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, jb->nr, row_seen(jb, jb->nr - 1), s->d_k,
-                jb->p->scale, jb->q, s->d_k, jb->k, s->d_k, 0.0f, sc, ld);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, jb->nr,
+                attn_row_block_seen(jb, jb->nr - 1), s->d_k, jb->p->scale, jb->q, s->d_k, jb->k,
+                s->d_k, 0.0f, sc, ld);
 }
 
 static void weighted_sum(const block_job *jb, const float *sc, int32_t ld)
@@ -148,11 +143,11 @@ static void weighted_sum(const block_job *jb, const float *sc, int32_t ld)
     int32_t d_v = s->d_v, slice = s->causal ? SLICE_ROWS : jb->nr;
     for (int32_t r0 = 0; r0 < jb->nr; r0 += slice) {
         int32_t m = jb->nr - r0 < slice ? jb->nr - r0 : slice;
-        int32_t common = row_seen(jb, r0);
+        int32_t common = attn_row_block_seen(jb, r0);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d_v, common, 1.0f,
                     sc + (size_t)r0 * ld, ld, jb->v, d_v, 0.0f, jb->o + (size_t)r0 * d_v, d_v);
         for (int32_t r = r0 + 1; r < r0 + m; r++) {
-            int32_t extra = row_seen(jb, r) - common;
+            int32_t extra = attn_row_block_seen(jb, r) - common;
             if (extra > 0)
                 cblas_sgemv(CblasRowMajor, CblasTrans, extra, d_v, 1.0f,
                             jb->v + (size_t)common * d_v, d_v, sc + (size_t)r * ld + common, 1,
@@ -187,7 +182,7 @@ static int blas_run(const attn_problem *p_in, void *workspace)
                 block_job jb = job_of(p, &pl, it);
                 scores(&jb, sc, ld);
                 for (int32_t r = 0; r < jb.nr; r++)
-                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+                    softmax_row(sc + (size_t)r * ld, attn_row_block_seen(&jb, r));
                 weighted_sum(&jb, sc, ld);
             }
         }
@@ -201,11 +196,11 @@ static int blas_run(const attn_problem *p_in, void *workspace)
             const int team = jb.nr < p->threads ? jb.nr : p->threads;
             if (team <= 1) {
                 for (int32_t r = 0; r < jb.nr; r++)
-                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+                    softmax_row(sc + (size_t)r * ld, attn_row_block_seen(&jb, r));
             } else {
 #pragma omp parallel for num_threads(team) schedule(static)
                 for (int32_t r = 0; r < jb.nr; r++)
-                    softmax_row(sc + (size_t)r * ld, row_seen(&jb, r));
+                    softmax_row(sc + (size_t)r * ld, attn_row_block_seen(&jb, r));
             }
             weighted_sum(&jb, sc, ld);
         }

@@ -156,19 +156,11 @@ static void tile_gemm(int32_t m, int32_t n, int32_t kc, const float *a, ptrdiff_
         tile_edge(m - r, n, kc, a + r * a_rs, a_rs, a_ks, b, ldb, c + r * ldc, ldc);
 }
 
-/* One query block: rows i0 .. i0+nr-1 of one head, every one seeing >= 1 key. */
-typedef struct block_job {
-    const attn_problem *p;
-    const float *q, *k, *v; /* this head's Q rows from i0, K, V */
-    float *o;               /* this head's O rows from i0 */
-    int32_t i0, nr, bq;
-} block_job;
+/* One query block: rows i0 .. i0+nr-1 of one head, every one seeing >= 1
+ * key; its scores and packed queries have a row stride of bq (>= nr). */
+typedef attn_row_block block_job;
 
-/* Keys row r of the block sees, and the first block row that sees key j. */
-static int32_t row_seen(const block_job *jb, int32_t r)
-{
-    return attn_keys_seen(&jb->p->shape, jb->i0 + r);
-}
+/* The first block row that sees key j. */
 static int32_t first_row_seeing(const block_job *jb, int32_t j)
 {
     const attn_shape *s = &jb->p->shape;
@@ -178,10 +170,10 @@ static int32_t first_row_seeing(const block_job *jb, int32_t j)
     return r < 0 ? 0 : (int32_t)r;
 }
 
-static void scores_pass(const block_job *jb, float *qt, float *sc, int32_t n_keys)
+static void scores_pass(const block_job *jb, int32_t bq, float *qt, float *sc, int32_t n_keys)
 {
     const attn_shape *s = &jb->p->shape;
-    int32_t d_k = s->d_k, bq = jb->bq, nr = jb->nr;
+    int32_t d_k = s->d_k, nr = jb->nr;
     for (int32_t r = 0; r < nr; r++)
         for (int32_t t = 0; t < d_k; t++)
             qt[(size_t)t * bq + r] = jb->q[(size_t)r * d_k + t];
@@ -198,9 +190,10 @@ static void scores_pass(const block_job *jb, float *qt, float *sc, int32_t n_key
 }
 
 /* Pass 2: scale, row max, p = expf(s - max), row sums — in key order. */
-static void softmax_pass(const block_job *jb, float *sc, float *mx, float *sum, int32_t n_keys)
+static void softmax_pass(const block_job *jb, int32_t bq, float *sc, float *mx, float *sum,
+                         int32_t n_keys)
 {
-    int32_t bq = jb->bq, nr = jb->nr;
+    int32_t nr = jb->nr;
     float scale = jb->p->scale;
     for (int32_t r = 0; r < nr; r++) {
         mx[r] = -INFINITY;
@@ -226,17 +219,18 @@ static void softmax_pass(const block_job *jb, float *sc, float *mx, float *sum, 
 }
 
 /* Pass 3: O = P·V over exactly the keys each row sees, then / sum. */
-static void output_pass(const block_job *jb, const float *sc, const float *sum, int32_t n_keys)
+static void output_pass(const block_job *jb, int32_t bq, const float *sc, const float *sum,
+                        int32_t n_keys)
 {
     const attn_shape *s = &jb->p->shape;
-    int32_t d_v = s->d_v, bq = jb->bq, nr = jb->nr;
+    int32_t d_v = s->d_v, nr = jb->nr;
     memset(jb->o, 0, sizeof(float) * (size_t)nr * d_v);
     /* Key tile outer, so a V tile stays in L1 while every row group uses it;
      * a group of MR rows takes the keys its first row sees ... */
     for (int32_t j0 = 0; j0 < n_keys; j0 += KEY_TILE) {
         for (int32_t r0 = 0; r0 < nr; r0 += MR) {
             int32_t mr = nr - r0 < MR ? nr - r0 : MR;
-            int32_t common = row_seen(jb, r0);
+            int32_t common = attn_row_block_seen(jb, r0);
             int32_t end = common < j0 + KEY_TILE ? common : j0 + KEY_TILE;
             /* A(r, k) = P[j0 + k][r0 + r]: broadcast; B = V rows in place. */
             tile_gemm(mr, d_v, end - j0, sc + (size_t)j0 * bq + r0, 1, bq, jb->v + (size_t)j0 * d_v,
@@ -246,10 +240,10 @@ static void output_pass(const block_job *jb, const float *sc, const float *sum, 
     /* ... and its other rows add the few keys beyond that, one by one. */
     for (int32_t r0 = 0; r0 < nr; r0 += MR) {
         int32_t mr = nr - r0 < MR ? nr - r0 : MR;
-        int32_t common = row_seen(jb, r0);
+        int32_t common = attn_row_block_seen(jb, r0);
         for (int32_t r = r0 + 1; r < r0 + mr; r++)
-            tile_gemm(1, d_v, row_seen(jb, r) - common, sc + (size_t)common * bq + r, 1, bq,
-                      jb->v + (size_t)common * d_v, d_v, jb->o + (size_t)r * d_v, d_v);
+            tile_gemm(1, d_v, attn_row_block_seen(jb, r) - common, sc + (size_t)common * bq + r, 1,
+                      bq, jb->v + (size_t)common * d_v, d_v, jb->o + (size_t)r * d_v, d_v);
     }
     for (int32_t r = 0; r < nr; r++) {
         float *restrict out = jb->o + (size_t)r * d_v;
@@ -259,22 +253,16 @@ static void output_pass(const block_job *jb, const float *sc, const float *sum, 
     }
 }
 
-static void run_block(const block_job *jb, float *ws, const block_layout *l)
-{
-    int32_t n_keys = row_seen(jb, jb->nr - 1); /* the block's last row sees the most */
-    scores_pass(jb, ws + l->qt, ws + l->scores, n_keys);
-    softmax_pass(jb, ws + l->scores, ws + l->max, ws + l->sum, n_keys);
-    output_pass(jb, ws + l->scores, ws + l->sum, n_keys);
-}
-
-/* Item it of the run: one query block of one head, on workspace ws. */
+/* Item it of the run: one query block of bq rows (the last of a head may
+ * have fewer) of one head, on workspace ws. */
 static void run_item(const attn_problem *p, const block_layout *l, int64_t it, int64_t blocks,
                      int32_t first, int32_t bq, float *ws)
 {
-    const attn_row_block rb = attn_row_block_at(p, it, blocks, first, bq);
-    const block_job jb = {
-        .p = p, .q = rb.q, .k = rb.k, .v = rb.v, .o = rb.o, .i0 = rb.i0, .nr = rb.nr, .bq = bq};
-    run_block(&jb, ws, l);
+    const block_job jb = attn_row_block_at(p, it, blocks, first, bq);
+    int32_t n_keys = attn_row_block_seen(&jb, jb.nr - 1); /* the block's last row sees the most */
+    scores_pass(&jb, bq, ws + l->qt, ws + l->scores, n_keys);
+    softmax_pass(&jb, bq, ws + l->scores, ws + l->max, ws + l->sum, n_keys);
+    output_pass(&jb, bq, ws + l->scores, ws + l->sum, n_keys);
 }
 
 static int blocked_run(const attn_problem *p_in, void *workspace)

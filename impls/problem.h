@@ -125,6 +125,12 @@ static inline attn_row_block attn_row_block_at(const attn_problem *p, int64_t it
     return rb;
 }
 
+/* Keys row r of the block sees. */
+static inline int32_t attn_row_block_seen(const attn_row_block *rb, int32_t r)
+{
+    return attn_keys_seen(&rb->p->shape, rb->i0 + r);
+}
+
 /* Element e of a tensor of type t at base: the address (for row offsets). */
 static inline const void *attn_elem_at(const void *base, int32_t t, size_t e)
 {

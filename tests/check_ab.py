@@ -17,9 +17,9 @@ CASE = "impl=stream,B=1,Hq=2,Hkv=1,nq=8,nkv=48,dk=16,dv=12,causal=1,kv=bf16"
 failures = []
 
 
-def ab(*extra, case=CASE):
+def ab(*extra, case=CASE, threads="1"):
     cmd = [sys.executable, AB, "--a", LIB, "--b", LIB, "--case", case, "--rounds", "3",
-           "--seconds", "0.02", "--threads", "1", *extra]
+           "--seconds", "0.02", "--threads", threads, *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -82,10 +82,7 @@ check(r.returncode == 2 and "--variant-b with --case-b" in r.stderr, "--variant-
 # two threads' speed-up depends on the machine's other load), both ways.
 TWO_HEADS = BIG.replace("naive", "blocked")
 for a_threads, b_threads in (("1", "2"), ("3", "1")):
-    r = ab("--threads-b", b_threads, case=TWO_HEADS) if a_threads == "1" else subprocess.run(
-        [sys.executable, AB, "--a", LIB, "--b", LIB, "--case", TWO_HEADS, "--rounds", "3",
-         "--seconds", "0.02", "--threads", a_threads, "--threads-b", b_threads],
-        capture_output=True, text=True, timeout=120)
+    r = ab("--threads-b", b_threads, case=TWO_HEADS, threads=a_threads)
     check(r.returncode == 0 and f"threads {a_threads} / {b_threads};" in r.stdout
           and "median" in r.stdout,
           f"--threads {a_threads} --threads-b {b_threads}: each side on its own count", r)
