@@ -118,16 +118,28 @@ int matrix_check_cell(struct attn_perf_cell *c, int all, attn_result_row *row);
 void matrix_check_output(const attn_variant *judge, const struct attn_perf_cell *c, const void *o,
                          int threads, int all, attn_result_row *row);
 
+/* The roofs timed beside a row (--roof paired): `limit`, the roof of the
+ * side the run's peaks chose for the row's limit, and `other`, the other
+ * side's, for a decode row (n_q <= 16) only: its side is then chosen
+ * again from the two measured in its rounds (matrix_judge_paired), since
+ * a roof read at the run's start can put a row near the ridge on the
+ * wrong side (a Zen 4 VM's run began at 67.8 GB/s, where passes beside an
+ * f16-cache decode read 37.5: that row's bytes, not its flops, bound it).
+ * NULL: none. */
+typedef struct matrix_row_probes {
+    const attn_roof_probe *limit, *other;
+} matrix_row_probes;
+
 /* Times `cell` in rounds (matrix_pair.c), each of k calls of cell, k of
- * `twin` (NULL: none) and one pass of `roof` (NULL: none): the row's
- * time_ns_* and repetitions from cell's calls, paired_time_ns_median from
- * twin's in the same rounds, and the roof that applies to the row (its
- * limit's) from the roof's passes, the warm-up's included
+ * `twin` (NULL: none) and one pass of each of `probes` (NULL, or none
+ * set: no roof): the row's time_ns_* and repetitions from cell's calls,
+ * paired_time_ns_median from twin's in the same rounds, and each probe's
+ * roof column from its passes, the warm-up's included
  * (matrix_set_paired_roof). At
  * least `reps` rounds and about `min_time` seconds per cell side, fewer
  * rounds past `max_time`. 0, or -1 with the row failed. */
 int matrix_time_rounds(struct attn_perf_cell *cell, struct attn_perf_cell *twin,
-                       const attn_roof_probe *roof, long reps, double min_time, double max_time,
+                       const matrix_row_probes *probes, long reps, double min_time, double max_time,
                        attn_result_row *row);
 
 /* The roof of `n` passes (GB/s or GFLOP/s): the best finite positive
@@ -151,6 +163,17 @@ void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, d
  * Returns the passes taken (0 for a row within its roof). */
 enum { MATRIX_ROOF_RECHECK_PASSES = 8 };
 int matrix_recheck_roof(attn_result_row *row, const attn_roof_probe *roof);
+
+/* A decode row's side of the roofline from its two roof columns (both
+ * measured beside it): `limit` by attn_perf_roofline_bandwidth_bound. */
+void matrix_settle_side(attn_result_row *row);
+
+/* Judges a timed row (gflops and gbytes_per_s set) against its roofs:
+ * with both `probes` timed beside it, its side settled from them first
+ * (matrix_settle_side); then matrix_judge_roof, and matrix_recheck_roof
+ * with the probe of the side it ended on (settled again if that raised
+ * the roof). `probes` NULL: the run's roofs. */
+void matrix_judge_paired(attn_result_row *row, const matrix_row_probes *probes);
 
 /* --roof paired: the probes of one run, made when a row first needs one
  * (per roof and thread count) and kept to its end, so every row of a

@@ -173,7 +173,11 @@ static int plan_cells(matrix_budget *b, const matrix_opts *o, matrix_cell *cells
                          : pc->pair == ATTN_PAIR_NON_CAUSAL  ? 2.0
                          : pc->pair == ATTN_PAIR_USUAL_SCALE ? 1.0
                                                              : 0.0,
-            .roof_pass_s = o->roof_paired ? matrix_roof_pass_seconds(o, pk, bw, pc->threads) : 0,
+            /* A decode row times both roofs' passes (matrix_row_probes). */
+            .roof_pass_s = o->roof_paired
+                               ? matrix_roof_pass_seconds(o, pk, bw, pc->threads) +
+                                     (bw ? matrix_roof_pass_seconds(o, pk, 0, pc->threads) : 0)
+                               : 0,
         };
     }
     return np;

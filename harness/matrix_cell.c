@@ -98,7 +98,7 @@ static int setup_twin(const matrix_opts *o, const matrix_cell *mc, attn_perf_cel
 /* Times the cell: in rounds with its twin and its roof when it has
  * either (matrix_pair.c), else calls back to back. */
 static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_cell *mc,
-                      const attn_roof_probe *roof, attn_result_row *row)
+                      const matrix_row_probes *probes, attn_result_row *row)
 {
     /* --budget: the plan's policy for this cell, else the preset's. */
     const matrix_plan_choice *plan = mc->plan;
@@ -107,8 +107,8 @@ static void time_cell(attn_perf_cell *c, const matrix_opts *o, const matrix_cell
     const double max_time = plan ? plan->max_time_s : o->max_time;
     attn_perf_cell twin;
     const int has_twin = setup_twin(o, mc, &twin, row);
-    if (has_twin || roof) {
-        matrix_time_rounds(c, has_twin ? &twin : NULL, roof, reps, min_time, max_time, row);
+    if (has_twin || probes->limit) {
+        matrix_time_rounds(c, has_twin ? &twin : NULL, probes, reps, min_time, max_time, row);
         if (has_twin)
             attn_perf_cell_free(&twin);
         return;
@@ -199,20 +199,23 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         return;
     }
     const char *no_roof = NULL;
-    const attn_roof_probe *roof =
-        roofs ? matrix_roofs_get(roofs, bw_bound, v->roof, threads, &no_roof) : NULL;
-    if (roofs && !roof)
+    matrix_row_probes probes = {0};
+    if (roofs) {
+        probes.limit = matrix_roofs_get(roofs, bw_bound, v->roof, threads, &no_roof);
+        /* A decode row's other roof too: its side settled from both. */
+        if (probes.limit && attn_perf_bandwidth_bound(s))
+            probes.other = matrix_roofs_get(roofs, !bw_bound, v->roof, threads, NULL);
+    }
+    if (roofs && !probes.limit)
         fprintf(stderr, "matrix: note: %s threads=%d keeps the run's roof: %s\n", mc->name, threads,
                 no_roof);
     if (matrix_check_cell(&cell, all, row) == 0)
-        time_cell(&cell, o, mc, roof, row);
+        time_cell(&cell, o, mc, &probes, row);
     attn_perf_cell_free(&cell);
     if (isfinite(row->time_ns_median)) {
         row->gflops = attn_perf_flops(s) / row->time_ns_median;
         row->gbytes_per_s = attn_perf_bytes(s, &mc->pc.types) / row->time_ns_median;
-        matrix_judge_roof(row);
-        if (roof)
-            matrix_recheck_roof(row, roof);
+        matrix_judge_paired(row, &probes);
     }
 }
 

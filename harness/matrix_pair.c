@@ -14,7 +14,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "perf_cases.h"
 #include "perf_cell.h"
 #include "timer.h"
 
@@ -31,22 +33,36 @@ static int run_timed(attn_perf_cell *c, double *out)
     return rc;
 }
 
-/* The buffers of one timing: the cell's and the twin's call times and the
- * roof's pass rates. */
+/* The buffers of one timing: the cell's and the twin's call times and
+ * each roof's pass rates. */
 typedef struct round_times {
-    double *a, *b, *roof;
+    double *a, *b, *roof[2];
 } round_times;
 
 static void free_times(round_times *t)
 {
     free(t->a);
     free(t->b);
-    free(t->roof);
+    free(t->roof[0]);
+    free(t->roof[1]);
 }
 
-int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_roof_probe *roof,
+/* One pass of each roof timed beside the row, into slot n of its rates;
+ * 1 when the row has a roof (the other side's only ever comes with one). */
+static int roof_passes(const attn_roof_probe *const roof[2], round_times *t, int n)
+{
+    for (int j = 0; j < 2; j++)
+        if (roof[j])
+            t->roof[j][n] = attn_roof_probe_pass(roof[j]);
+    return roof[0] != NULL;
+}
+
+int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const matrix_row_probes *probes,
                        long reps, double min_time, double max_time, attn_result_row *row)
 {
+    /* The roofs timed in the rounds: the limit's, then the other side's. */
+    const attn_roof_probe *roof[2] = {probes ? probes->limit : NULL,
+                                      probes && probes->limit ? probes->other : NULL};
     double first_cell, first_twin = 0;
     /* One call of each first: the twin's warm-up, and the size of a round. */
     if (run_timed(cell, &first_cell) != ATTN_OK ||
@@ -60,25 +76,25 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_ro
     k = k < 1 ? 1 : k;
     if ((double)rounds * (double)k > MATRIX_MAX_REPS)
         k = MATRIX_MAX_REPS / rounds > 0 ? MATRIX_MAX_REPS / rounds : 1;
+    const size_t roof_room = sizeof(double) * (size_t)(rounds + MIN_ROOF_PASSES);
     round_times t = {malloc(sizeof *t.a * (size_t)(rounds * k)),
                      malloc(sizeof *t.b * (size_t)(rounds * k)),
-                     malloc(sizeof *t.roof * (size_t)(rounds + MIN_ROOF_PASSES))};
-    if (!t.a || !t.b || !t.roof) {
+                     {malloc(roof_room), malloc(roof_room)}};
+    if (!t.a || !t.b || !t.roof[0] || !t.roof[1]) {
         free_times(&t);
         attn_result_row_set(row, ATTN_ROW_FAILED, "out of memory for the timings");
         return -1;
     }
     int n = 0, n_roof = 0, rc = ATTN_OK;
     double total = 0, lo = INFINITY, hi = 0;
-    if (roof) /* the warm-up pass counts too: the best of them is kept */
-        t.roof[n_roof++] = attn_roof_probe_pass(roof);
+    n_roof += roof_passes(roof, &t, n_roof); /* the warm-up's count too: the best is kept */
     for (long r = 0; r < rounds && rc == ATTN_OK && !(r > 0 && total >= max_time); r++) {
         for (long i = 0; i < k && rc == ATTN_OK; i++)
             rc = run_timed(cell, &t.a[n + i]);
         for (long i = 0; twin && i < k && rc == ATTN_OK; i++)
             rc = run_timed(twin, &t.b[n + i]);
-        if (roof && rc == ATTN_OK)
-            t.roof[n_roof++] = attn_roof_probe_pass(roof);
+        if (rc == ATTN_OK)
+            n_roof += roof_passes(roof, &t, n_roof);
         for (long i = 0; i < k && rc == ATTN_OK; i++) {
             total += fmax(t.a[n + i], twin ? t.b[n + i] : 0) * 1e-9;
             lo = t.a[n + i] < lo ? t.a[n + i] : lo;
@@ -95,8 +111,9 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const attn_ro
         row->repetitions = n;
         if (twin)
             row->paired_time_ns_median = attn_median(t.b, n);
-        if (roof)
-            matrix_set_paired_roof(row, roof, t.roof, n_roof);
+        for (int j = 0; j < 2; j++)
+            if (roof[j])
+                matrix_set_paired_roof(row, roof[j], t.roof[j], n_roof);
     }
     free_times(&t);
     return rc == ATTN_OK ? 0 : -1;
@@ -145,4 +162,29 @@ int matrix_recheck_roof(attn_result_row *row, const attn_roof_probe *roof)
         }
     }
     return n;
+}
+
+void matrix_settle_side(attn_result_row *row)
+{
+    const int bw = attn_perf_roofline_bandwidth_bound(&row->shape, &row->types, row->peak_gflops,
+                                                      row->peak_gbytes_per_s);
+    snprintf(row->limit, sizeof row->limit, "%s", bw ? "bandwidth" : "fma");
+}
+
+void matrix_judge_paired(attn_result_row *row, const matrix_row_probes *probes)
+{
+    const attn_roof_probe *limit = probes ? probes->limit : NULL;
+    const attn_roof_probe *other = limit ? probes->other : NULL;
+    if (other)
+        matrix_settle_side(row);
+    matrix_judge_roof(row);
+    const int bw = strcmp(row->limit, "bandwidth") == 0;
+    const attn_roof_probe *judged = limit && limit->bandwidth == bw   ? limit
+                                    : other && other->bandwidth == bw ? other
+                                                                      : NULL;
+    /* A roof the recheck raised moves the ridge: the side once more. */
+    if (judged && matrix_recheck_roof(row, judged) > 0 && other) {
+        matrix_settle_side(row);
+        matrix_judge_roof(row);
+    }
 }

@@ -169,7 +169,7 @@ static double median_ns(const int64_t *ns, int n, double *lo, double *hi)
 typedef struct timing {
     int64_t *peer, *variant;
     int n_peer, n_variant;
-    double *roof; /* one pass of the cell's roof per round (NULL: none) */
+    double *roof[2]; /* one pass of each of the cell's roofs per round (NULL: none) */
     int n_roof;
 } timing;
 
@@ -182,18 +182,22 @@ static void settle(void)
     nanosleep(&pause, NULL);
 }
 
-/* Rounds of (variant x k, peer x k, a pass of the roof), k from the
+/* Rounds of (variant x k, peer x k, a pass of each roof), k from the
  * variant's time. */
-static int alternate(attn_peer *peer, attn_perf_cell *cell, const attn_roof_probe *roof, int rounds,
-                     double variant_ns, timing *t, char *err, size_t cap)
+static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_probes *probes,
+                     int rounds, double variant_ns, timing *t, char *err, size_t cap)
 {
+    const attn_roof_probe *roof[2] = {probes->limit, probes->limit ? probes->other : NULL};
     int k = (int)ceil(round_seconds * 1e9 / (variant_ns > 1 ? variant_ns : 1));
     k = k < 1 ? 1 : k > MAX_REPS_PER_ROUND ? MAX_REPS_PER_ROUND : k;
     t->peer = calloc((size_t)(rounds * k), sizeof *t->peer);
     t->variant = calloc((size_t)(rounds * k), sizeof *t->variant);
-    t->roof = roof ? calloc((size_t)(rounds + MATRIX_PLAN_MIN_ROOF_PASSES), sizeof *t->roof) : NULL;
+    for (int j = 0; j < 2; j++)
+        t->roof[j] =
+            roof[j] ? calloc((size_t)(rounds + MATRIX_PLAN_MIN_ROOF_PASSES), sizeof *t->roof[j])
+                    : NULL;
     t->n_peer = t->n_variant = t->n_roof = 0;
-    if (!t->peer || !t->variant || (roof && !t->roof)) {
+    if (!t->peer || !t->variant || (roof[0] && !t->roof[0]) || (roof[1] && !t->roof[1])) {
         snprintf(err, cap, "out of memory for the timings");
         return -1;
     }
@@ -212,9 +216,13 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const attn_roof_prob
         if (rc != ATTN_PEER_OK)
             return -1;
         t->n_peer += k;
-        if (roof) {
-            settle();
-            t->roof[t->n_roof++] = attn_roof_probe_pass(roof);
+        if (roof[0]) {
+            for (int j = 0; j < 2; j++)
+                if (roof[j]) {
+                    settle();
+                    t->roof[j][t->n_roof] = attn_roof_probe_pass(roof[j]);
+                }
+            t->n_roof++;
         }
     }
     return 0;
@@ -223,7 +231,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const attn_roof_prob
 /* One peer on one cell: setup (skip?), accuracy, alternating rounds. */
 static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_peer *peer,
                           const attn_perf_case *pc, const attn_result_row *best, int all,
-                          const attn_roof_probe *roof, attn_result_row *row)
+                          const matrix_row_probes *probes, attn_result_row *row)
 {
     char err[400] = "";
     attn_perf_cell cell;
@@ -266,7 +274,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
             ATTN_PEER_OK)
             row->overhead_ns = median_ns(empty, EMPTY_REPS, &lo, &hi);
         omp_set_num_threads(pc->threads);
-        if (alternate(peer, best ? &cell : NULL, roof, peers->rounds,
+        if (alternate(peer, best ? &cell : NULL, probes, peers->rounds,
                       best ? best->time_ns_median : 1e6, &t, err, sizeof err) != 0) {
             attn_result_row_set(row, ATTN_ROW_FAILED, "timing: %s", err);
         } else {
@@ -278,33 +286,39 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
                 row->paired_threads = pc->threads;
                 row->paired_time_ns_median = median_ns(t.variant, t.n_variant, &lo, &hi);
             }
-            if (roof)
-                matrix_set_paired_roof(row, roof, t.roof, t.n_roof);
+            for (int j = 0; j < 2; j++)
+                if (t.roof[j])
+                    matrix_set_paired_roof(row, j ? probes->other : probes->limit, t.roof[j],
+                                           t.n_roof);
             row->gflops = attn_perf_flops(&pc->shape) / row->time_ns_median;
             row->gbytes_per_s = attn_perf_bytes(&pc->shape, &pc->types) / row->time_ns_median;
-            matrix_judge_roof(row);
-            if (roof)
-                matrix_recheck_roof(row, roof);
+            matrix_judge_paired(row, probes);
         }
     }
     free(t.peer);
     free(t.variant);
-    free(t.roof);
+    free(t.roof[0]);
+    free(t.roof[1]);
     attn_peer_buffer_close(&buf, NULL, 0);
     attn_perf_cell_free(&cell);
 }
 
-/* The roof probe of a peer's cell: the roof its row is judged against
+/* The roof probes of a peer's cell: the roof its row is judged against
  * (peer_row_init: the read roof, or the highest compute roof for its
- * types). NULL: --roof run, or not measurable. */
-static const attn_roof_probe *peer_roof(matrix_roofs *roofs, const attn_peak *pk,
-                                        const attn_perf_case *pc, const attn_result_row *row)
+ * types) and, for a decode cell, the other side's (matrix_row_probes).
+ * None: --roof run, or not measurable. */
+static matrix_row_probes peer_probes(matrix_roofs *roofs, const attn_peak *pk,
+                                     const attn_perf_case *pc, const attn_result_row *row)
 {
-    return roofs
-               ? matrix_roofs_get(roofs, strcmp(row->limit, "bandwidth") == 0,
-                                  attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads),
-                                  pc->threads, NULL)
-               : NULL;
+    matrix_row_probes probes = {0};
+    if (!roofs)
+        return probes;
+    const attn_roof roof = attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads);
+    const int bw = strcmp(row->limit, "bandwidth") == 0;
+    probes.limit = matrix_roofs_get(roofs, bw, roof, pc->threads, NULL);
+    if (probes.limit && attn_perf_bandwidth_bound(&pc->shape))
+        probes.other = matrix_roofs_get(roofs, !bw, roof, pc->threads, NULL);
+    return probes;
 }
 
 static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_results_file *rf)
@@ -352,9 +366,11 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                                     "peers run float32 or bfloat16 (Q, K/V and O in one type)");
             else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
-            else
+            else {
+                const matrix_row_probes probes = peer_probes(roofs, pk, &cases[ci], &row);
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
-                              peer_roof(roofs, pk, &cases[ci], &row), &row);
+                              &probes, &row);
+            }
             if (emit(ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
                 attn_meta_close_peers(versions, cap, used);

@@ -8,6 +8,7 @@
   bench_check.py same-keys A.csv B.csv   same (case, threads) set, no duplicates
   bench_check.py whole-rows FILE.csv     ends with a newline; every row has every column
   bench_check.py limit FILE.csv TEXT LIMIT   the rows whose case holds TEXT have that limit
+  bench_check.py paired-roofs FILE.csv   every paired decode row's two roofs are its own
 
 Prints what it checked; exits 1 with the reasons on any failure.
 """
@@ -116,13 +117,15 @@ def check_ok_row(row):
     pct = number(row, "pct_peak")
     # The roofline's side: prefill against the compute roof; decode against
     # the read roof unless its flops a byte (gflops / GB/s of one timing)
-    # stand above the ridge. The run's roofs chose it and one column may
-    # hold a paired pass, so only a side clear by 25 % is asserted.
+    # stand above the ridge of its two roof columns, which are both the
+    # run's or both measured beside it (a decode row's side is settled from
+    # its paired roofs). Asserted where the side is clear by 1 %: the
+    # columns are printed to 6 digits.
     if int(row["n_q"]) > 16 and row["limit"] != "fma":
         fail(f"{name}: limit {row['limit']}, want fma (prefill)")
     if int(row["n_q"]) <= 16 and None not in (g, p, b, pb):
         intensity, ridge = g / b, p / pb
-        clear = "bandwidth" if intensity < ridge / 1.25 else "fma" if intensity > ridge * 1.25 else None
+        clear = "bandwidth" if intensity < ridge / 1.01 else "fma" if intensity > ridge * 1.01 else None
         if clear and row["limit"] != clear:
             fail(f"{name}: limit {row['limit']}, want {clear} ({intensity:.3g} flops a byte, "
                  f"ridge {ridge:.3g})")
@@ -304,10 +307,34 @@ def cmd_limit(path, text, want):
     print(f"{path}: {len(rows)} rows holding {text}, limit {want}")
 
 
+def cmd_paired_roofs(path):
+    """A decode row judged against roofs timed beside it has both of them
+    so (matrix_row_probes): neither roof column is a figure of the run's
+    peak (the sidecar), which the side would otherwise be chosen from."""
+    meta_path = path[:-4] + ".meta.json" if path.endswith(".csv") else path + ".meta.json"
+    with open(meta_path, encoding="utf-8") as f:
+        peak = json.load(f)["peak"]
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f)
+                if int(r["n_q"]) <= 16 and r["status"] == "ok" and r["roof_source"] == "paired"]
+    if not rows:
+        fail(f"{path}: no paired decode row")
+    for r in rows:
+        t = r["threads"]
+        computes = {float(by_t[t]) for table in ("fma_gflops", "bf16_gflops")
+                    for by_t in peak.get(table, {}).values() if t in by_t}
+        if float(r["peak_gflops"]) in computes:
+            fail(f"{r['case']} threads={t}: peak_gflops {r['peak_gflops']} is the run's")
+        if float(r["peak_gbytes_per_s"]) == float(peak["read_gbytes_per_s"][t]):
+            fail(f"{r['case']} threads={t}: peak_gbytes_per_s {r['peak_gbytes_per_s']} is the run's")
+    print(f"{path}: {len(rows)} paired decode rows, both roofs their own")
+
+
 def main(argv):
     commands = {"csv": (cmd_csv, 2), "meta": (cmd_meta, 1), "peak": (cmd_peak, 1),
                 "bench": (cmd_bench, 1), "same-keys": (cmd_same_keys, 2),
-                "whole-rows": (cmd_whole_rows, 1), "limit": (cmd_limit, 3)}
+                "whole-rows": (cmd_whole_rows, 1), "limit": (cmd_limit, 3),
+                "paired-roofs": (cmd_paired_roofs, 1)}
     if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
         print(__doc__)
         return 2

@@ -37,6 +37,15 @@ roofline)
     "$python" "$checker" csv roofline.csv "$doc" || fail=1
     "$python" "$checker" limit roofline.csv Hq=64,Hkv=1, fma || fail=1
     "$python" "$checker" limit roofline.csv Hq=4,Hkv=4, bandwidth || fail=1
+    # With the roofs timed beside the rows (the default): both of a decode
+    # row's roofs measured in its rounds, and its side chosen from them.
+    rm -f paired.csv paired.meta.json
+    "$attnbench" matrix --shape Hq=64,Hkv=1,nq=1,nkv=256,dk=16 --shape Hq=4,Hkv=4,nq=1,nkv=256,dk=16 \
+        --variant naive --threads 1 --peak "$peak" --bw-mib 16 --out paired.csv --repetitions 3 \
+        --min-time 0 >paired.log 2>&1 || { fail=1; tail -5 paired.log; }
+    "$python" "$checker" csv paired.csv "$doc" || fail=1
+    "$python" "$checker" paired-roofs paired.csv || fail=1
+    "$python" "$checker" limit paired.csv Hq=64,Hkv=1, fma || fail=1
     ;;
 *)
     echo "unknown mode $mode"

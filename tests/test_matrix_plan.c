@@ -810,6 +810,53 @@ static void test_roof_of_passes(check_tally *tc)
           "above every pass: all passes, still flagged (roof %g)", beyond.peak_gflops);
 }
 
+/* A decode row's side from the two roofs measured beside it. The figures
+ * of a Zen 4 VM's f16-cache decode (Hq 32 / Hkv 8, d 128, n_kv 32768, 2
+ * threads, 3.90 ms a call, 4 flops a byte): its run began at a read roof
+ * of 67.8 GB/s, where the flops (234.9 GFLOP/s) bind, while the passes
+ * beside it read 37.5 GB/s, where its bytes do. Only a row with both
+ * probes is settled again; one probe leaves the side the run's peaks
+ * chose. */
+static void test_settle_side(check_tally *tc)
+{
+    attn_result_row row;
+    attn_result_row_init(&row);
+    row.shape = (attn_shape){
+        .batch = 1, .heads_q = 32, .heads_kv = 8, .n_q = 1, .n_kv = 32768, .d_k = 128, .d_v = 128};
+    row.types = (attn_types){ATTN_F32, ATTN_F16, ATTN_F32};
+    row.threads = 2;
+    row.peak_gflops = 234.857;
+    row.peak_gbytes_per_s = 67.8459; /* the run's: its ridge 3.46 flops a byte */
+    matrix_settle_side(&row);
+    CHECK(tc, strcmp(row.limit, "fma") == 0, "ridge 3.46, 4 flops a byte: %s", row.limit);
+    row.peak_gbytes_per_s = 37.4521; /* beside the row: ridge 6.27 */
+    matrix_settle_side(&row);
+    CHECK(tc, strcmp(row.limit, "bandwidth") == 0, "ridge 6.27: %s", row.limit);
+
+    const double ns = 3902710.0;
+    row.gflops = attn_perf_flops(&row.shape) / ns;
+    row.gbytes_per_s = attn_perf_bytes(&row.shape, &row.types) / ns;
+    /* Probes that are never passed: the row is within both roofs, so no
+     * recheck runs one (matrix_recheck_roof). */
+    const attn_roof_probe compute = {.bandwidth = 0}, read = {.bandwidth = 1};
+    snprintf(row.limit, sizeof row.limit, "fma"); /* the run's peaks' choice */
+    const matrix_row_probes both = {&compute, &read};
+    matrix_judge_paired(&row, &both);
+    CHECK(tc, strcmp(row.limit, "bandwidth") == 0 && fabs(row.pct_peak - 91.85) < 0.05,
+          "both probes: settled on the read roof, %s %.2f%%", row.limit, row.pct_peak);
+    snprintf(row.limit, sizeof row.limit, "fma");
+    const matrix_row_probes one = {&compute, NULL};
+    matrix_judge_paired(&row, &one);
+    CHECK(tc, strcmp(row.limit, "fma") == 0 && fabs(row.pct_peak - 58.57) < 0.05,
+          "one probe: the side kept, %s %.2f%%", row.limit, row.pct_peak);
+
+    /* Prefill never goes to the read roof, whatever the two read. */
+    row.shape.n_q = row.shape.n_kv = 4096;
+    row.peak_gbytes_per_s = 1e-3;
+    matrix_settle_side(&row);
+    CHECK(tc, strcmp(row.limit, "fma") == 0, "prefill: %s", row.limit);
+}
+
 int main(void)
 {
     check_tally tc = {0};
@@ -828,5 +875,6 @@ int main(void)
     test_bad_input(&tc);
     test_budget_parser(&tc);
     test_roof_of_passes(&tc);
+    test_settle_side(&tc);
     return check_report("matrix_plan", &tc);
 }
