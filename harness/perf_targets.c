@@ -215,7 +215,7 @@ static void roof_target(tally *t, const attn_result_row *rows, int n, const char
                  threads, roof, r->variant, strcmp(r->roof_source, "paired") == 0 ? ", paired" : "",
                  also);
     snprintf(target, sizeof target, "target >= %.0f%% of the %s%s", want, roof,
-             attn_types_all_f32(types) ? "" : ", bytes at their sizes");
+             attn_types_all_f32(types) || !bw ? "" : ", bytes at their sizes");
     if (have && (bw ? t->read_roof_exceeded : t->fma_roof_exceeded))
         refused(t, what, achieved, roof);
     else

@@ -340,6 +340,51 @@ def shape_label(row, with_types=False):
     return " ".join(parts)
 
 
+# The roofline's side (harness/perf_cases.c, attn_perf_roofline_bandwidth_bound)
+# ------------------------------------------------------------------------------
+
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+BANDWIDTH_MAX_N_Q = 16
+
+
+def keys_seen(row, i):
+    """Keys query row i sees (impls/visibility.c: bottom-right causal)."""
+    if not row["causal"]:
+        return row["n_kv"]
+    return max(0, min(row["n_kv"], i + row["n_kv"] - row["n_q"] + 1))
+
+
+def cell_flops(row):
+    """2·(d_k + d_v) per key a query row sees, over rows, heads and batch:
+    the work a row's gflops counts (attn_perf_flops)."""
+    rows_keys = (row["n_q"] * row["n_kv"] if not row["causal"]
+                 else sum(keys_seen(row, i) for i in range(row["n_q"])))
+    return 2.0 * (row["d_k"] + row["d_v"]) * rows_keys * row["heads_q"] * row["batch"]
+
+
+def cell_bytes(row):
+    """Q, K, V and O once, at their types' sizes (attn_perf_bytes)."""
+    q_t, kv_t, o_t = types_of(row)
+    b, hq, hkv = row["batch"], row["heads_q"], row["heads_kv"]
+    return (DTYPE_BYTES[q_t] * b * hq * row["n_q"] * row["d_k"]
+            + DTYPE_BYTES[kv_t] * b * hkv * row["n_kv"] * (row["d_k"] + row["d_v"])
+            + DTYPE_BYTES[o_t] * b * hq * row["n_q"] * row["d_v"])
+
+
+def roofline_limit(row):
+    """The roof a row is judged against, by the rule the matrix applies
+    (docs/results-format.md, `limit`), from the row's own roof columns:
+    prefill `fma`; decode (n_q <= 16) `bandwidth` when its bytes at
+    peak_gbytes_per_s take at least as long as its flops at peak_gflops,
+    else `fma`; a roof not measured leaves the shape's rule (`bandwidth`)."""
+    if row["n_q"] > BANDWIDTH_MAX_N_Q:
+        return "fma"
+    gflops, gbs = row.get("peak_gflops"), row.get("peak_gbytes_per_s")
+    if not (is_finite(gflops) and is_finite(gbs) and gflops > 0 and gbs > 0):
+        return "bandwidth"
+    return "bandwidth" if cell_bytes(row) / gbs >= cell_flops(row) / gflops else "fma"
+
+
 def family_of(row):
     """A shape without its sequence length: the panel a row is drawn in when
     n is on the x axis. n_q stays in when it is not n_kv (decode)."""

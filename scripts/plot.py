@@ -189,8 +189,13 @@ def plot_gflops_vs_n(rows, threads):
 
 
 def family_title(family, frows):
-    """The family, and which roof its rows are judged against."""
-    roof = "decode" if all(r["limit"] == "bandwidth" for r in frows) else "prefill"
+    """The family, and which roof its rows are judged against: the read
+    roof (memory-bound decode), the FMA roof (prefill, and decode whose
+    flops bind: many query heads a K/V head), or each row its own."""
+    limits = {r["limit"] for r in frows}
+    roof = ("decode" if limits == {"bandwidth"}
+            else "prefill" if all(r["n_q"] > ab.BANDWIDTH_MAX_N_Q for r in frows)
+            else "decode, FMA roof" if limits == {"fma"} else "decode, FMA or read roof by row")
     return f"{ab.family_label(family)} ({roof})"
 
 
@@ -217,7 +222,7 @@ def plot_pct_peak(rows, threads):
     warning = (f" — ROOF EXCEEDED in {over} cells: the peak under-measures this CPU"
                if over else "")
     return Plot(f"pct_peak_t{threads}.png",
-                f"% of measured peak (FMA for prefill, read bandwidth for decode), "
+                f"% of measured peak (FMA, or read bandwidth for memory-bound decode), "
                 f"{ab.plural_threads(threads)}{warning}", panels,
                 panel_size=(max(4.2, 0.6 * widest + 2.4), 0.32 * len(ab.variants_in(mrows)) + 1.6))
 

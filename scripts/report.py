@@ -385,8 +385,9 @@ def section_best(rows):
               "% of peak", "vs naive", "vs blas", "vs best peer"]
     return ["## Best variant per shape", "",
             "Fastest variant by median time among the cells with status ok. `% of peak` is "
-            "against the FMA peak for `limit=fma` (prefill) and the read bandwidth for "
-            "`limit=bandwidth` (decode); `vs naive` / `vs blas` are the speed-ups over those "
+            "against the FMA peak for `limit=fma` (prefill, and decode whose flops bind) and "
+            "the read bandwidth for `limit=bandwidth` (the rest of decode); `vs naive` / "
+            "`vs blas` are the speed-ups over those "
             "variants on the same cell; `vs best peer` is the fastest peer's median time over "
             "the best variant's, from the rounds in which the two alternated when the peer "
             "was paired with that variant, else from the two medians timed apart (marked "

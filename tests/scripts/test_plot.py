@@ -106,6 +106,22 @@ class PlotMatrix(unittest.TestCase):
         row = h.find_row(self.rows, variant="avx512", n_q=1, n_kv=4096, threads=1)
         self.assertEqual(decode["y"][-1], float(row["pct_peak"]))
 
+    def test_family_title_names_the_roof(self):
+        """A decode family whose flops bind (MQA) is judged against the FMA
+        roof, not called prefill."""
+        import plot  # noqa: E402 (helpers puts scripts/ on the path)
+        row = {"n_q": 1, "limit": "fma"}
+        family = (128, 128, 32, 1, 1, 0, 1)
+        self.assertEqual(plot.family_title(family, [row]),
+                         "d_k=128, heads=32/1 kv, n_q=1 (decode, FMA roof)")
+        self.assertEqual(plot.family_title(family, [row, dict(row, limit="bandwidth")]),
+                         "d_k=128, heads=32/1 kv, n_q=1 (decode, FMA or read roof by row)")
+        self.assertEqual(plot.family_title(family, [dict(row, limit="bandwidth")]),
+                         "d_k=128, heads=32/1 kv, n_q=1 (decode)")
+        self.assertEqual(plot.family_title((128, 128, 8, 8, 1, 0, None),
+                                           [{"n_q": 4096, "limit": "fma"}]),
+                         "d_k=128, heads=8 (prefill)")
+
     def test_speedup_over_naive_and_blas(self):
         over_naive = self.plot("speedup_vs_naive_t1.png")["panels"]
         over_blas = self.plot("speedup_vs_blas_t1.png")["panels"]
