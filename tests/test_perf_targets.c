@@ -991,6 +991,18 @@ static void check_low_precision(check_tally *t)
           "the f32 prefill target reads the f32 row only (60%%), not bf16's 99%%\n%s", r);
     free(r);
 
+    /* An f16 cache whose flops bind (its 4 flops a byte above the ridge):
+     * judged against the FMA roof, where the bytes' sizes play no part. */
+    attn_result_row at_ridge[2] = {lp[0], lp[1]};
+    snprintf(at_ridge[1].limit, sizeof at_ridge[1].limit, "fma");
+    char *fma = report(at_ridge, 2);
+    CHECK(t,
+          line_says(fma, "decode f16kv 1x32768, 2 threads", "of the 2-thread FMA roof") &&
+              line_says(fma, "decode f16kv 1x32768, 2 threads", "target >= 90% of the FMA roof") &&
+              !line_says(fma, "decode f16kv 1x32768, 2 threads", "bytes at their sizes"),
+          "an f16 cache on the FMA roof: that roof, no byte count\n%s", fma);
+    free(fma);
+
     /* Without the f32 decode row there is no ratio to judge. */
     char *no_f32 = report(lp + 1, m - 1);
     CHECK(t, line_has(no_f32, "decode f16kv 1x32768 vs f32, 2 threads", NONE),
