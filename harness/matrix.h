@@ -149,9 +149,9 @@ double matrix_roof_of_passes(const double *passes, int n);
 /* The row's roof measured beside it, from the `n` passes of `roof` timed
  * in its rounds (`passes` has room for MATRIX_PLAN_MIN_ROOF_PASSES more):
  * passes added until there are that many, then the best of them
- * (matrix_roof_of_passes, GB/s or GFLOP/s, the probe's kind) into the roof
- * column of its limit, roof_source "paired". Every paired row, a variant's
- * or a peer's, is judged so. */
+ * (matrix_roof_of_passes, GB/s or GFLOP/s) into the roof column of the
+ * probe's kind, roof_source "paired". Every paired row, a variant's or a
+ * peer's, is judged so. */
 void matrix_set_paired_roof(attn_result_row *row, const attn_roof_probe *roof, double *passes,
                             int n);
 
@@ -168,11 +168,12 @@ int matrix_recheck_roof(attn_result_row *row, const attn_roof_probe *roof);
  * measured beside it): `limit` by attn_perf_roofline_bandwidth_bound. */
 void matrix_settle_side(attn_result_row *row);
 
-/* Judges a timed row (gflops and gbytes_per_s set) against its roofs:
- * with both `probes` timed beside it, its side settled from them first
- * (matrix_settle_side); then matrix_judge_roof, and matrix_recheck_roof
- * with the probe of the side it ended on (settled again if that raised
- * the roof). `probes` NULL: the run's roofs. */
+/* Judges a timed row (gflops and gbytes_per_s set) against its roofs: a
+ * decode row with a roof timed beside it has its side settled from its
+ * two columns first (matrix_settle_side); then matrix_judge_roof, and a
+ * row above its roof matrix_recheck_roof with that side's probe, settled
+ * again after it, and the other side's recheck when that moved it there
+ * above that roof. `probes` NULL or empty: the run's roofs, the side kept. */
 void matrix_judge_paired(attn_result_row *row, const matrix_row_probes *probes);
 
 /* --roof paired: the probes of one run, made when a row first needs one

@@ -1,5 +1,6 @@
 /* A cell timed in rounds that alternate its calls with its twin's and a
- * pass of its roof (matrix.h, matrix_time_rounds). Why: a ratio between
+ * pass of its roof, or of both roofs for a decode row (matrix.h,
+ * matrix_time_rounds). Why: a ratio between
  * two cells timed minutes apart on a shared machine is as much the
  * neighbours' as the code's (the same cell moved 20-40 % between runs
  * here), and so is a ratio to a roof measured at the run's start
@@ -20,7 +21,7 @@
 #include "perf_cell.h"
 #include "timer.h"
 
-/* Rounds of (cell x k, twin x k, one roof pass): at least `reps` rounds
+/* Rounds of (cell x k, twin x k, a pass of each roof): at least `reps` rounds
  * and, per cell side, about `min_time` seconds in all, stopping once a
  * side passes max_time. */
 enum { MIN_ROUNDS = MATRIX_PLAN_MIN_ROUNDS, MIN_ROOF_PASSES = MATRIX_PLAN_MIN_ROOF_PASSES };
@@ -171,20 +172,39 @@ void matrix_settle_side(attn_result_row *row)
     snprintf(row->limit, sizeof row->limit, "%s", bw ? "bandwidth" : "fma");
 }
 
+/* The probe of the side the row is judged on now, NULL: none timed. */
+static const attn_roof_probe *probe_of_side(const attn_result_row *row,
+                                            const attn_roof_probe *const roof[2])
+{
+    const int bw = strcmp(row->limit, "bandwidth") == 0;
+    for (int j = 0; j < 2; j++)
+        if (roof[j] && roof[j]->bandwidth == bw)
+            return roof[j];
+    return NULL;
+}
+
 void matrix_judge_paired(attn_result_row *row, const matrix_row_probes *probes)
 {
-    const attn_roof_probe *limit = probes ? probes->limit : NULL;
-    const attn_roof_probe *other = limit ? probes->other : NULL;
-    if (other)
+    const attn_roof_probe *roof[2] = {probes ? probes->limit : NULL,
+                                      probes && probes->limit ? probes->other : NULL};
+    /* A decode row with a roof timed beside it takes its side from its two
+     * columns (with one probe only, one of them is the run's), so that
+     * the file's `limit` always follows its own columns. */
+    const int settle = roof[0] && attn_perf_bandwidth_bound(&row->shape);
+    if (settle)
         matrix_settle_side(row);
     matrix_judge_roof(row);
-    const int bw = strcmp(row->limit, "bandwidth") == 0;
-    const attn_roof_probe *judged = limit && limit->bandwidth == bw   ? limit
-                                    : other && other->bandwidth == bw ? other
-                                                                      : NULL;
-    /* A roof the recheck raised moves the ridge: the side once more. */
-    if (judged && matrix_recheck_roof(row, judged) > 0 && other) {
+    /* A row above its roof gets that roof's recheck; a roof it raised
+     * moves the ridge, and a row that then lands on the other side above
+     * that roof gets its recheck too (twice at most: each side once). */
+    for (int sides = 0; sides < 2 && row->roof_exceeded; sides++) {
+        const attn_roof_probe *judged = probe_of_side(row, roof);
+        if (!judged || matrix_recheck_roof(row, judged) == 0 || !settle)
+            return;
+        const char before = row->limit[0];
         matrix_settle_side(row);
         matrix_judge_roof(row);
+        if (row->limit[0] == before)
+            return;
     }
 }

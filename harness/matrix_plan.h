@@ -92,8 +92,9 @@ typedef struct matrix_plan_cell {
      * (matrix_pair.c), whose call takes twin_cost times this cell's and
      * whose set-up is this cell's again. */
     double twin_cost;
-    /* 0: judged against the run's roof; > 0: its roof is measured beside
-     * it (matrix --roof paired), one pass of this many seconds per round. */
+    /* 0: judged against the run's roof; > 0: its roofs are measured beside
+     * it (matrix --roof paired), passes of this many seconds in all per
+     * round (a decode row's: one of each roof). */
     double roof_pass_s;
 } matrix_plan_cell;
 

@@ -192,9 +192,10 @@ static const attn_result_row *nearest_roof(const attn_result_row *rows, int n, c
 }
 
 /* The fused row of s in `types` at `threads` nearest the roof of its limit
- * at that thread count (its pct_peak): the FMA roof for prefill, the read
- * roof, bytes at their types' sizes, for decode. When another fused row
- * was faster in time, the line names it and its figure too. */
+ * at that thread count (its pct_peak): the FMA roof for prefill and for
+ * decode whose flops bind, else the read roof, bytes at their types'
+ * sizes. When another fused row was faster in time, the line names it and
+ * its figure too. */
 static void roof_target(tally *t, const attn_result_row *rows, int n, const char *what,
                         const attn_shape *s, const attn_types *types, int threads, double want)
 {

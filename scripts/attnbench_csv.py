@@ -371,18 +371,30 @@ def cell_bytes(row):
             + DTYPE_BYTES[o_t] * b * hq * row["n_q"] * row["d_v"])
 
 
+def is_decode(row):
+    """n_q <= 16: a row the roofline may judge against the read roof."""
+    return row["n_q"] <= BANDWIDTH_MAX_N_Q
+
+
+def roofline_times(row):
+    """(seconds of the row's bytes at peak_gbytes_per_s, seconds of its
+    flops at peak_gflops), or None when a roof was not measured."""
+    gflops, gbs = row.get("peak_gflops"), row.get("peak_gbytes_per_s")
+    if not (is_finite(gflops) and is_finite(gbs) and gflops > 0 and gbs > 0):
+        return None
+    return cell_bytes(row) / (gbs * 1e9), cell_flops(row) / (gflops * 1e9)
+
+
 def roofline_limit(row):
     """The roof a row is judged against, by the rule the matrix applies
     (docs/results-format.md, `limit`), from the row's own roof columns:
     prefill `fma`; decode (n_q <= 16) `bandwidth` when its bytes at
     peak_gbytes_per_s take at least as long as its flops at peak_gflops,
     else `fma`; a roof not measured leaves the shape's rule (`bandwidth`)."""
-    if row["n_q"] > BANDWIDTH_MAX_N_Q:
+    if not is_decode(row):
         return "fma"
-    gflops, gbs = row.get("peak_gflops"), row.get("peak_gbytes_per_s")
-    if not (is_finite(gflops) and is_finite(gbs) and gflops > 0 and gbs > 0):
-        return "bandwidth"
-    return "bandwidth" if cell_bytes(row) / gbs >= cell_flops(row) / gflops else "fma"
+    times = roofline_times(row)
+    return "bandwidth" if times is None or times[0] >= times[1] else "fma"
 
 
 def family_of(row):
@@ -419,7 +431,7 @@ def variants_in(rows):
 
 def shape_sort_key(row):
     """Prefill before decode, then by head size, heads, ..., and n."""
-    return (row["limit"] != "fma", row["d_k"], row["heads_q"], row["heads_kv"], row["d_v"],
+    return (is_decode(row), row["d_k"], row["heads_q"], row["heads_kv"], row["d_v"],
             row["batch"], row["causal"], row["n_q"], row["n_kv"])
 
 

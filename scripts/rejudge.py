@@ -9,11 +9,13 @@ bytes at the read roof (many query heads a K/V head: an MQA decode's
     scripts/rejudge.py --check results/*/*.csv                # exit 1 if any row would change
 
 The rule (docs/results-format.md, `limit`; attnbench_csv.roofline_limit)
-is applied with the row's own roof columns. A row whose side changes gets
-the new `limit`, its `pct_peak` against that roof (100·gflops/peak_gflops
-for `fma`) and `roof_exceeded` from it; with a `roof_source` column it
-becomes `run`, since peak_gflops was the run's peak (a paired probe
-measured only the roof the row was judged against). Every other byte of
+is applied with the row's own roof columns (a row within 1e-5 of its
+ridge keeps its side: the columns are printed to 6 digits). A row whose
+side changes gets the new `limit`, its `pct_peak` against that roof
+(100·gflops/peak_gflops for `fma`) and `roof_exceeded` from it; with a
+`roof_source` column it becomes `run`: in a file written before the rule
+only the roof of the row's limit was measured beside it, so the roof it
+moves to is the run's. Every other byte of
 the file stays as it was, so a re-judged file reads as the matrix would
 write it now. The measurements themselves are not touched: this changes
 which roof a row is a fraction of, nothing else.
@@ -33,10 +35,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_csv as ab  # noqa: E402
 
 
+# The columns are printed to 6 digits, the matrix decided from the full
+# figures: a row this near its ridge keeps the side it was given.
+TIE = 1e-5
+
+
 def judged(row):
     """(limit, pct_peak, roof_exceeded) for a row by the rule: pct_peak
     None where the row has no timing."""
     limit = ab.roofline_limit(row)
+    times = ab.roofline_times(row) if ab.is_decode(row) else None
+    if times and abs(times[0] - times[1]) <= TIE * max(times):
+        limit = row["limit"]
     rate, roof = ((row["gflops"], row["peak_gflops"]) if limit == "fma"
                   else (row["gbytes_per_s"], row["peak_gbytes_per_s"]))
     pct = (100.0 * rate / roof if ab.is_finite(rate) and ab.is_finite(roof) and roof > 0
@@ -45,15 +55,15 @@ def judged(row):
 
 
 def changes(path):
-    """[(line number, row, new limit, new pct, new roof_exceeded)] for the
+    """[(record index, row, new limit, new pct, new roof_exceeded)] for the
     rows of one file the rule judges against the other roof."""
     out = []
-    for line, row in enumerate(ab.read_csv(path), start=2):
+    for index, row in enumerate(ab.read_csv(path)):
         if not row["limit"]:
             continue
         limit, pct, exceeded = judged(row)
         if limit != row["limit"]:
-            out.append((line, row, limit, pct, exceeded))
+            out.append((index, row, limit, pct, exceeded))
     return out
 
 
@@ -64,7 +74,11 @@ def rewrite(path, found):
     lines = text.splitlines(keepends=True)
     header = next(csv.reader([lines[0]]))
     col = {name: i for i, name in enumerate(header)}
-    for line, _, limit, pct, exceeded in found:
+    # Data records are the non-blank lines after the header (csv skips
+    # blank ones; a record over several lines is refused below).
+    records = [i for i in range(1, len(lines)) if lines[i].strip("\r\n")]
+    for index, _, limit, pct, exceeded in found:
+        line = records[index] + 1
         raw = lines[line - 1]
         ending = raw[len(raw.rstrip("\r\n")):]
         fields = next(csv.reader([raw]))
@@ -96,11 +110,15 @@ def main(argv=None):
     for path in args.csv:
         found = changes(path)
         pending += len(found)
-        for line, row, limit, pct, _ in found:
+        for index, row, limit, pct, exceeded in found:
             was = f"{row['pct_peak']:.4g}%" if ab.is_finite(row["pct_peak"]) else "-"
             now = "-" if pct is None else f"{pct:.4g}%"
-            print(f"{path}:{line}: {row['case']} threads={row['threads']}: "
+            print(f"{path}: {row['case']} threads={row['threads']}: "
                   f"{row['limit']} {was} -> {limit} {now}")
+            if exceeded != bool(row.get("roof_exceeded")):
+                ab.note(f"{row['case']} threads={row['threads']}: now "
+                        f"{'above' if exceeded else 'within'} its roof; the sidecar's "
+                        "roof_exceeded list is not rewritten")
         if found and not args.check:
             rewrite(path, found)
         what = "would change" if args.check else "re-judged"

@@ -247,7 +247,9 @@ def paired_roof_ranges(rows, peak=None, from_rows=False):
             "its roof measured beside it instead")
     return ["", lead + " (`roof_source` = `paired`: one pass of the "
             "roof's kernel per round of the row's calls, the fastest pass kept, as a neighbour "
-            "can slow a pass but nothing speeds one up), which over this run spanned: "
+            "can slow a pass but nothing speeds one up; since December 2026 a decode row times "
+            "both roofs so and takes its side from the two; each row's own roof counted), "
+            "which over this run spanned: "
             + "; ".join(parts) + "."]
 
 

@@ -814,9 +814,9 @@ static void test_roof_of_passes(check_tally *tc)
  * of a Zen 4 VM's f16-cache decode (Hq 32 / Hkv 8, d 128, n_kv 32768, 2
  * threads, 3.90 ms a call, 4 flops a byte): its run began at a read roof
  * of 67.8 GB/s, where the flops (234.9 GFLOP/s) bind, while the passes
- * beside it read 37.5 GB/s, where its bytes do. Only a row with both
- * probes is settled again; one probe leaves the side the run's peaks
- * chose. */
+ * beside it read 37.5 GB/s, where its bytes do. A decode row with any
+ * roof timed beside it takes its side from its two columns; prefill
+ * never leaves the FMA roof. */
 static void test_settle_side(check_tally *tc)
 {
     attn_result_row row;
@@ -836,7 +836,7 @@ static void test_settle_side(check_tally *tc)
     const double ns = 3902710.0;
     row.gflops = attn_perf_flops(&row.shape) / ns;
     row.gbytes_per_s = attn_perf_bytes(&row.shape, &row.types) / ns;
-    /* Probes that are never passed: the row is within both roofs, so no
+    /* Probes that are never passed: the row is within its roofs, so no
      * recheck runs one (matrix_recheck_roof). */
     const attn_roof_probe compute = {.bandwidth = 0}, read = {.bandwidth = 1};
     snprintf(row.limit, sizeof row.limit, "fma"); /* the run's peaks' choice */
@@ -847,14 +847,67 @@ static void test_settle_side(check_tally *tc)
     snprintf(row.limit, sizeof row.limit, "fma");
     const matrix_row_probes one = {&compute, NULL};
     matrix_judge_paired(&row, &one);
+    CHECK(tc, strcmp(row.limit, "bandwidth") == 0, "one probe: still its columns' side, %s",
+          row.limit);
+    row.peak_gbytes_per_s = 67.8459;
+    snprintf(row.limit, sizeof row.limit, "bandwidth");
+    matrix_judge_paired(&row, &one);
     CHECK(tc, strcmp(row.limit, "fma") == 0 && fabs(row.pct_peak - 58.57) < 0.05,
-          "one probe: the side kept, %s %.2f%%", row.limit, row.pct_peak);
+          "one probe, the run's read roof in its column: %s %.2f%%", row.limit, row.pct_peak);
+    snprintf(row.limit, sizeof row.limit, "bandwidth");
+    matrix_judge_paired(&row, NULL);
+    CHECK(tc, strcmp(row.limit, "bandwidth") == 0, "no probe (--roof run): the side kept, %s",
+          row.limit);
 
     /* Prefill never goes to the read roof, whatever the two read. */
     row.shape.n_q = row.shape.n_kv = 4096;
     row.peak_gbytes_per_s = 1e-3;
     matrix_settle_side(&row);
     CHECK(tc, strcmp(row.limit, "fma") == 0, "prefill: %s", row.limit);
+}
+
+/* A recheck that raises a roof can move a decode row to the other side,
+ * where it may stand above that roof too: then that roof gets its
+ * recheck as well, not a flag. One head per K/V head (0.5 flops a byte)
+ * with both roof columns at stolen passes: on the FMA side at 200 %
+ * first; the FMA recheck (real passes: far above 0.002 GFLOP/s) puts it
+ * on the read side at 133 %; the read recheck (real passes over 1 MiB
+ * arrays) ends it within its roof. */
+static void test_recheck_moves_side(check_tally *tc)
+{
+    attn_roof_probe compute, read;
+    char why[128] = "";
+    if (attn_roof_probe_compute(&compute, ATTN_ROOF_FMA, 0, 1, 0.002, why, sizeof why) != 0) {
+        CHECK(tc, 0, "FMA roof probe: %s", why);
+        return;
+    }
+    attn_peak_stream arrays;
+    if (attn_peak_stream_alloc(&arrays, (size_t)1 << 20, ATTN_PAGES_BASE) != 0) {
+        CHECK(tc, 0, "1 MiB read arrays");
+        return;
+    }
+    attn_peak_stream_touch(&arrays, 1);
+    attn_roof_probe_read(&read, &arrays, NULL, 1);
+    attn_result_row row;
+    attn_result_row_init(&row);
+    row.shape = (attn_shape){
+        .batch = 1, .heads_q = 8, .heads_kv = 8, .n_q = 1, .n_kv = 4096, .d_k = 64, .d_v = 64};
+    row.types = (attn_types){ATTN_F32, ATTN_F32, ATTN_F32};
+    row.threads = 1;
+    row.gflops = 2e-3;
+    row.gbytes_per_s = row.gflops * attn_perf_bytes(&row.shape, &row.types) /
+                       attn_perf_flops(&row.shape); /* 4e-3 */
+    row.peak_gflops = 1e-3;
+    row.peak_gbytes_per_s = 3e-3;
+    snprintf(row.roof_source, sizeof row.roof_source, "paired");
+    const matrix_row_probes both = {&compute, &read};
+    matrix_judge_paired(&row, &both);
+    CHECK(tc,
+          strcmp(row.limit, "bandwidth") == 0 && !row.roof_exceeded && row.peak_gflops > 2e-3 &&
+              row.peak_gbytes_per_s > 4e-3 && row.pct_peak <= 100.0,
+          "FMA recheck, then the read side's: %s %.3g%%, flag %d, roofs %g / %g", row.limit,
+          row.pct_peak, row.roof_exceeded, row.peak_gflops, row.peak_gbytes_per_s);
+    attn_peak_stream_free(&arrays);
 }
 
 int main(void)
@@ -876,5 +929,6 @@ int main(void)
     test_budget_parser(&tc);
     test_roof_of_passes(&tc);
     test_settle_side(&tc);
+    test_recheck_moves_side(&tc);
     return check_report("matrix_plan", &tc);
 }

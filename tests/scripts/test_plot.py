@@ -221,6 +221,28 @@ class PlotPeers(unittest.TestCase):
             self.assertEqual(ys, [0.8, 1.5])
 
 
+class PlotDecodeSides(unittest.TestCase):
+    def test_a_decode_row_on_the_fma_side_keeps_its_point(self):
+        """A cell near the ridge can split: one variant's own roofs put it
+        on the FMA side. Its GB/s point stays in its family's panel."""
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = h.read_rows(h.MATRIX)
+            decode = [r for r in rows if r["n_q"] == "1" and r["status"] == "ok"]
+            moved = decode[0]
+            moved["limit"] = "fma"
+            src = h.write_rows(os.path.join(tmp, "m.csv"), rows, h.header_of(h.MATRIX))
+            proc = h.run_script("plot.py", src, "-o", os.path.join(tmp, "out"))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            record = h.load_json(os.path.join(tmp, "out", "plots.json"))
+            import attnbench_csv as ab  # noqa: E402 (helpers puts scripts/ on the path)
+            row = next(r for r in ab.read_csv(src) if r["case"] == moved["case"]
+                       and r["threads"] == int(moved["threads"]))
+            title = f"{ab.family_label(ab.family_of(row))}, {ab.plural_threads(row['threads'])}"
+            panel = next(p for p in record["plots"]["decode_bandwidth.png"]["panels"]
+                         if p["title"] == title)
+            self.assertIn(row["n_kv"], h.series_by_name(panel)[row["variant"]]["x"])
+
+
 class PlotPartialData(unittest.TestCase):
     def test_absent_rows_skip_plots_with_a_note(self):
         with tempfile.TemporaryDirectory() as tmp:
