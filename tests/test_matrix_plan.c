@@ -810,6 +810,24 @@ static void test_roof_of_passes(check_tally *tc)
           "above every pass: all passes, still flagged (roof %g)", beyond.peak_gflops);
 }
 
+/* A decode row (one query row, d_k = d_v = d, f32 Q and O) for the side tests. */
+static attn_result_row decode_row(int32_t heads_q, int32_t heads_kv, int32_t n_kv, int32_t d,
+                                  int32_t kv_type, int threads)
+{
+    attn_result_row row;
+    attn_result_row_init(&row);
+    row.shape = (attn_shape){.batch = 1,
+                             .heads_q = heads_q,
+                             .heads_kv = heads_kv,
+                             .n_q = 1,
+                             .n_kv = n_kv,
+                             .d_k = d,
+                             .d_v = d};
+    row.types = (attn_types){ATTN_F32, kv_type, ATTN_F32};
+    row.threads = threads;
+    return row;
+}
+
 /* A decode row's side from the two roofs measured beside it. The figures
  * of a Zen 4 VM's f16-cache decode (Hq 32 / Hkv 8, d 128, n_kv 32768, 2
  * threads, 3.90 ms a call, 4 flops a byte): its run began at a read roof
@@ -819,12 +837,7 @@ static void test_roof_of_passes(check_tally *tc)
  * never leaves the FMA roof. */
 static void test_settle_side(check_tally *tc)
 {
-    attn_result_row row;
-    attn_result_row_init(&row);
-    row.shape = (attn_shape){
-        .batch = 1, .heads_q = 32, .heads_kv = 8, .n_q = 1, .n_kv = 32768, .d_k = 128, .d_v = 128};
-    row.types = (attn_types){ATTN_F32, ATTN_F16, ATTN_F32};
-    row.threads = 2;
+    attn_result_row row = decode_row(32, 8, 32768, 128, ATTN_F16, 2);
     row.peak_gflops = 234.857;
     row.peak_gbytes_per_s = 67.8459; /* the run's: its ridge 3.46 flops a byte */
     matrix_settle_side(&row);
@@ -890,12 +903,7 @@ static void test_recheck_moves_side(check_tally *tc)
     }
     attn_peak_stream_touch(&arrays, 1);
     attn_roof_probe_read(&read, &arrays, NULL, 1);
-    attn_result_row row;
-    attn_result_row_init(&row);
-    row.shape = (attn_shape){
-        .batch = 1, .heads_q = 8, .heads_kv = 8, .n_q = 1, .n_kv = 4096, .d_k = 64, .d_v = 64};
-    row.types = (attn_types){ATTN_F32, ATTN_F32, ATTN_F32};
-    row.threads = 1;
+    attn_result_row row = decode_row(8, 8, 4096, 64, ATTN_F32, 1);
     row.gflops = 2e-3;
     row.gbytes_per_s = row.gflops * attn_perf_bytes(&row.shape, &row.types) /
                        attn_perf_flops(&row.shape); /* 4e-3 */
