@@ -207,6 +207,20 @@ void matrix_roofs_init(matrix_roofs *r, const attn_peak *pk, size_t bw_bytes, at
  * measured here: the row then keeps the run's roof. */
 const attn_roof_probe *matrix_roofs_get(matrix_roofs *r, int bandwidth, attn_roof roof, int threads,
                                         const char **why);
+/* The probes of a row of `shape` whose run's peaks put it on the read
+ * roof when `bandwidth`, else on `roof`, at `threads`: the limit's and,
+ * for a decode row (n_q <= 16), the other side's (matrix_row_probes). A
+ * probe that cannot be made is NULL, with its reason in *why_limit or
+ * *why_other (the other's only asked for with a limit): the row keeps
+ * the run's figure in that column, and the caller says so. */
+matrix_row_probes matrix_roofs_for_row(matrix_roofs *r, int bandwidth, attn_roof roof, int threads,
+                                       const attn_shape *shape, const char **why_limit,
+                                       const char **why_other);
+/* The note for a row of case `name` whose roofs are not all timed beside
+ * it, from matrix_roofs_for_row's reasons, into buf: 1, or 0 (nothing
+ * written) when both are NULL. */
+int matrix_unpaired_note(char *buf, size_t cap, const char *name, int threads, int bandwidth,
+                         const char *why_limit, const char *why_other);
 void matrix_roofs_free(matrix_roofs *r);
 /* Seconds of one pass of a row's roof, for the budget's model: a compute
  * pass's fixed length, or the read arrays over the run's read roof. */

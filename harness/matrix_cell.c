@@ -198,17 +198,15 @@ void matrix_measure_cell(const matrix_opts *o, const matrix_cell *mc, const attn
         attn_result_row_set(row, ATTN_ROW_FAILED, "%s", why);
         return;
     }
-    const char *no_roof = NULL;
     matrix_row_probes probes = {0};
     if (roofs) {
-        probes.limit = matrix_roofs_get(roofs, bw_bound, v->roof, threads, &no_roof);
-        /* A decode row's other roof too: its side settled from both. */
-        if (probes.limit && attn_perf_bandwidth_bound(s))
-            probes.other = matrix_roofs_get(roofs, !bw_bound, v->roof, threads, NULL);
+        const char *no_limit, *no_other;
+        probes = matrix_roofs_for_row(roofs, bw_bound, v->roof, threads, s, &no_limit, &no_other);
+        char note[512];
+        if (matrix_unpaired_note(note, sizeof note, mc->name, threads, bw_bound, no_limit,
+                                 no_other))
+            fprintf(stderr, "%s\n", note);
     }
-    if (roofs && !probes.limit)
-        fprintf(stderr, "matrix: note: %s threads=%d keeps the run's roof: %s\n", mc->name, threads,
-                no_roof);
     if (matrix_check_cell(&cell, all, row) == 0)
         time_cell(&cell, o, mc, &probes, row);
     attn_perf_cell_free(&cell);

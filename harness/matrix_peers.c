@@ -306,7 +306,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
 /* The roof probes of a peer's cell: the roof its row is judged against
  * (peer_row_init: the read roof, or the highest compute roof for its
  * types) and, for a decode cell, the other side's (matrix_row_probes).
- * None: --roof run, or not measurable. */
+ * None: --roof run; one that cannot be made here: a note on stderr. */
 static matrix_row_probes peer_probes(matrix_roofs *roofs, const attn_peak *pk,
                                      const attn_perf_case *pc, const attn_result_row *row)
 {
@@ -315,9 +315,12 @@ static matrix_row_probes peer_probes(matrix_roofs *roofs, const attn_peak *pk,
         return probes;
     const attn_roof roof = attn_peak_highest_roof(pk, pc->types.q == ATTN_BF16, pc->threads);
     const int bw = strcmp(row->limit, "bandwidth") == 0;
-    probes.limit = matrix_roofs_get(roofs, bw, roof, pc->threads, NULL);
-    if (probes.limit && attn_perf_bandwidth_bound(&pc->shape))
-        probes.other = matrix_roofs_get(roofs, !bw, roof, pc->threads, NULL);
+    const char *no_limit, *no_other;
+    probes = matrix_roofs_for_row(roofs, bw, roof, pc->threads, &pc->shape, &no_limit, &no_other);
+    char note[512];
+    if (matrix_unpaired_note(note, sizeof note, row->case_name, pc->threads, bw, no_limit,
+                             no_other))
+        fprintf(stderr, "%s\n", note);
     return probes;
 }
 

@@ -86,6 +86,33 @@ const attn_roof_probe *matrix_roofs_get(matrix_roofs *r, int bandwidth, attn_roo
     return s->ok ? &s->probe : NULL;
 }
 
+matrix_row_probes matrix_roofs_for_row(matrix_roofs *r, int bandwidth, attn_roof roof, int threads,
+                                       const attn_shape *shape, const char **why_limit,
+                                       const char **why_other)
+{
+    matrix_row_probes probes = {0};
+    *why_limit = *why_other = NULL;
+    probes.limit = matrix_roofs_get(r, bandwidth, roof, threads, why_limit);
+    if (probes.limit && attn_perf_bandwidth_bound(shape))
+        probes.other = matrix_roofs_get(r, !bandwidth, roof, threads, why_other);
+    return probes;
+}
+
+int matrix_unpaired_note(char *buf, size_t cap, const char *name, int threads, int bandwidth,
+                         const char *why_limit, const char *why_other)
+{
+    if (why_limit)
+        snprintf(buf, cap, "matrix: note: %s threads=%d keeps the run's roof: %s", name, threads,
+                 why_limit);
+    else if (why_other)
+        snprintf(buf, cap,
+                 "matrix: note: %s threads=%d keeps the run's %s roof beside its paired %s roof "
+                 "(its side settled from the two): %s",
+                 name, threads, bandwidth ? "compute" : "read", bandwidth ? "read" : "compute",
+                 why_other);
+    return why_limit || why_other;
+}
+
 double matrix_roof_pass_seconds(const matrix_opts *o, const attn_peak *pk, int bandwidth,
                                 int threads)
 {

@@ -922,6 +922,69 @@ static void test_recheck_moves_side(check_tally *tc)
     attn_peak_stream_free(&arrays);
 }
 
+/* A row's probes come from the run's slots: a decode row asks for both
+ * roofs, a prefill row for its limit's only; one that cannot be made
+ * (no free slot, or a roof this CPU cannot measure) is NULL with its
+ * reason, and the row's note names which column kept the run's figure.
+ * Every slot is filled by hand, so no probe runs here. */
+static void test_roofs_for_row(check_tally *tc)
+{
+    static matrix_roofs roofs; /* 24 slots of probes: not on the stack */
+    attn_peak pk;
+    memset(&pk, 0, sizeof pk);
+    matrix_roofs_init(&roofs, &pk, 1 << 20, ATTN_PAGES_BASE, 2);
+    roofs.n = MATRIX_ROOF_SLOTS;
+    for (int i = 0; i < MATRIX_ROOF_SLOTS; i++)
+        roofs.slot[i] = (matrix_roof_slot){.bandwidth = 0, .threads = 100 + i, .ok = 1};
+    roofs.slot[0] = (matrix_roof_slot){.bandwidth = 1, .threads = 2, .ok = 1}; /* read, 2 */
+    const attn_result_row decode = decode_row(32, 8, 32768, 128, ATTN_F32, 2);
+    attn_shape prefill = decode.shape;
+    prefill.n_q = 4096;
+    const char *no_limit = "unset", *no_other = "unset";
+    char note[512] = "";
+
+    /* No slot left for the decode row's compute roof. */
+    matrix_row_probes p =
+        matrix_roofs_for_row(&roofs, 1, ATTN_ROOF_FMA, 2, &decode.shape, &no_limit, &no_other);
+    CHECK(tc,
+          p.limit == &roofs.slot[0].probe && p.other == NULL && no_limit == NULL && no_other &&
+              strstr(no_other, "more roofs") != NULL,
+          "decode, no slot for its other roof: limit %d, other %p (%s)",
+          p.limit == &roofs.slot[0].probe, (const void *)p.other, no_other ? no_other : "-");
+    CHECK(tc,
+          matrix_unpaired_note(note, sizeof note, "decode", 2, 1, no_limit, no_other) == 1 &&
+              strstr(note, "keeps the run's compute roof beside its paired read roof") != NULL,
+          "its note names the column kept: %s", note);
+
+    /* A prefill row asks for its limit's roof only: nothing to note. */
+    p = matrix_roofs_for_row(&roofs, 1, ATTN_ROOF_FMA, 2, &prefill, &no_limit, &no_other);
+    CHECK(tc,
+          p.limit == &roofs.slot[0].probe && p.other == NULL && !no_limit && !no_other &&
+              matrix_unpaired_note(note, sizeof note, "prefill", 2, 1, NULL, NULL) == 0,
+          "prefill: the limit's probe alone, no note");
+
+    /* The other roof in a slot: both probes; one this CPU cannot measure:
+     * NULL with the slot's reason. */
+    roofs.slot[1] = (matrix_roof_slot){.bandwidth = 0, .threads = 2, .ok = 1};
+    p = matrix_roofs_for_row(&roofs, 1, ATTN_ROOF_FMA, 2, &decode.shape, &no_limit, &no_other);
+    CHECK(tc, p.limit == &roofs.slot[0].probe && p.other == &roofs.slot[1].probe && !no_other,
+          "decode with both slots: both probes");
+    roofs.slot[1].ok = 0;
+    snprintf(roofs.slot[1].why, sizeof roofs.slot[1].why, "no such roof here");
+    p = matrix_roofs_for_row(&roofs, 1, ATTN_ROOF_FMA, 2, &decode.shape, &no_limit, &no_other);
+    CHECK(tc, p.other == NULL && no_other && strcmp(no_other, "no such roof here") == 0,
+          "decode whose other roof cannot be measured: %s", no_other ? no_other : "-");
+
+    /* No probe for the limit (no slot at 3 threads): the other is not
+     * asked for, and the note says the row keeps the run's roof. */
+    p = matrix_roofs_for_row(&roofs, 0, ATTN_ROOF_FMA, 3, &decode.shape, &no_limit, &no_other);
+    CHECK(tc,
+          !p.limit && !p.other && no_limit && !no_other &&
+              matrix_unpaired_note(note, sizeof note, "decode", 3, 0, no_limit, no_other) == 1 &&
+              strstr(note, "threads=3 keeps the run's roof: more roofs") != NULL,
+          "no limit probe: %s", note);
+}
+
 int main(void)
 {
     check_tally tc = {0};
@@ -942,5 +1005,6 @@ int main(void)
     test_roof_of_passes(&tc);
     test_settle_side(&tc);
     test_recheck_moves_side(&tc);
+    test_roofs_for_row(&tc);
     return check_report("matrix_plan", &tc);
 }
