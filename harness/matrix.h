@@ -130,6 +130,20 @@ typedef struct matrix_row_probes {
     const attn_roof_probe *limit, *other;
 } matrix_row_probes;
 
+/* The roofs of `p` (NULL: none) in the order they are timed: the limit's,
+ * then the other side's, which only ever comes with a limit. */
+static inline void matrix_probe_list(const matrix_row_probes *p, const attn_roof_probe *roof[2])
+{
+    roof[0] = p ? p->limit : NULL;
+    roof[1] = p && p->limit ? p->other : NULL;
+}
+
+/* One pass of each of `roof` (NULL entries skipped) into slot n of its
+ * rates[j], each after pause() when pause is not NULL; 1 when the row has
+ * a roof (a slot used), else 0. Every paired timing's rounds end so. */
+int matrix_roof_passes(const attn_roof_probe *const roof[2], double *const rates[2], int n,
+                       void (*pause)(void));
+
 /* Times `cell` in rounds (matrix_pair.c), each of k calls of cell, k of
  * `twin` (NULL: none) and one pass of each of `probes` (NULL, or none
  * set: no roof): the row's time_ns_* and repetitions from cell's calls,

@@ -48,22 +48,23 @@ static void free_times(round_times *t)
     free(t->roof[1]);
 }
 
-/* One pass of each roof timed beside the row, into slot n of its rates;
- * 1 when the row has a roof (the other side's only ever comes with one). */
-static int roof_passes(const attn_roof_probe *const roof[2], round_times *t, int n)
+int matrix_roof_passes(const attn_roof_probe *const roof[2], double *const rates[2], int n,
+                       void (*pause)(void))
 {
     for (int j = 0; j < 2; j++)
-        if (roof[j])
-            t->roof[j][n] = attn_roof_probe_pass(roof[j]);
+        if (roof[j]) {
+            if (pause)
+                pause();
+            rates[j][n] = attn_roof_probe_pass(roof[j]);
+        }
     return roof[0] != NULL;
 }
 
 int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const matrix_row_probes *probes,
                        long reps, double min_time, double max_time, attn_result_row *row)
 {
-    /* The roofs timed in the rounds: the limit's, then the other side's. */
-    const attn_roof_probe *roof[2] = {probes ? probes->limit : NULL,
-                                      probes && probes->limit ? probes->other : NULL};
+    const attn_roof_probe *roof[2];
+    matrix_probe_list(probes, roof);
     double first_cell, first_twin = 0;
     /* One call of each first: the twin's warm-up, and the size of a round. */
     if (run_timed(cell, &first_cell) != ATTN_OK ||
@@ -88,14 +89,14 @@ int matrix_time_rounds(attn_perf_cell *cell, attn_perf_cell *twin, const matrix_
     }
     int n = 0, n_roof = 0, rc = ATTN_OK;
     double total = 0, lo = INFINITY, hi = 0;
-    n_roof += roof_passes(roof, &t, n_roof); /* the warm-up's count too: the best is kept */
+    n_roof += matrix_roof_passes(roof, t.roof, n_roof, NULL); /* the warm-up's counts too */
     for (long r = 0; r < rounds && rc == ATTN_OK && !(r > 0 && total >= max_time); r++) {
         for (long i = 0; i < k && rc == ATTN_OK; i++)
             rc = run_timed(cell, &t.a[n + i]);
         for (long i = 0; twin && i < k && rc == ATTN_OK; i++)
             rc = run_timed(twin, &t.b[n + i]);
         if (rc == ATTN_OK)
-            n_roof += roof_passes(roof, &t, n_roof);
+            n_roof += matrix_roof_passes(roof, t.roof, n_roof, NULL);
         for (long i = 0; i < k && rc == ATTN_OK; i++) {
             total += fmax(t.a[n + i], twin ? t.b[n + i] : 0) * 1e-9;
             lo = t.a[n + i] < lo ? t.a[n + i] : lo;
@@ -185,8 +186,8 @@ static const attn_roof_probe *probe_of_side(const attn_result_row *row,
 
 void matrix_judge_paired(attn_result_row *row, const matrix_row_probes *probes)
 {
-    const attn_roof_probe *roof[2] = {probes ? probes->limit : NULL,
-                                      probes && probes->limit ? probes->other : NULL};
+    const attn_roof_probe *roof[2];
+    matrix_probe_list(probes, roof);
     /* A decode row with a roof timed beside it takes its side from its two
      * columns (with one probe only, one of them is the run's), so that
      * the file's `limit` always follows its own columns. */

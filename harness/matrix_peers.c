@@ -187,7 +187,8 @@ static void settle(void)
 static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_probes *probes,
                      int rounds, double variant_ns, timing *t, char *err, size_t cap)
 {
-    const attn_roof_probe *roof[2] = {probes->limit, probes->limit ? probes->other : NULL};
+    const attn_roof_probe *roof[2];
+    matrix_probe_list(probes, roof);
     int k = (int)ceil(round_seconds * 1e9 / (variant_ns > 1 ? variant_ns : 1));
     k = k < 1 ? 1 : k > MAX_REPS_PER_ROUND ? MAX_REPS_PER_ROUND : k;
     t->peer = calloc((size_t)(rounds * k), sizeof *t->peer);
@@ -216,14 +217,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_pro
         if (rc != ATTN_PEER_OK)
             return -1;
         t->n_peer += k;
-        if (roof[0]) {
-            for (int j = 0; j < 2; j++)
-                if (roof[j]) {
-                    settle();
-                    t->roof[j][t->n_roof] = attn_roof_probe_pass(roof[j]);
-                }
-            t->n_roof++;
-        }
+        t->n_roof += matrix_roof_passes(roof, t->roof, t->n_roof, settle);
     }
     return 0;
 }

@@ -2,9 +2,10 @@
  * exp throughput, and STREAM-style read and triad bandwidth, each at a set
  * of thread counts, as medians of several repetitions. Every benchmark row
  * is stated as a fraction of the limit that applies: FMA peak for prefill
- * and for decode whose flops bind, read bandwidth for the rest of decode. Beside them, not a limit,
- * the BLAS's own sgemm (peak_sgemm.c): what a tuned GEMM reaches of the FMA roof here. Also written
- * to and read back from JSON (the `peak` object of docs/results-format.md). */
+ * and for decode whose flops bind, read bandwidth for the rest of decode.
+ * Beside them, not a limit, the BLAS's own sgemm (peak_sgemm.c): what a
+ * tuned GEMM reaches of the FMA roof here. Also written to and read back
+ * from JSON (the `peak` object of docs/results-format.md). */
 #ifndef ATTN_PEAK_H
 #define ATTN_PEAK_H
 

@@ -385,15 +385,16 @@ def roofline_times(row):
     return cell_bytes(row) / (gbs * 1e9), cell_flops(row) / (gflops * 1e9)
 
 
-def roofline_limit(row):
+def roofline_limit(row, times=None):
     """The roof a row is judged against, by the rule the matrix applies
     (docs/results-format.md, `limit`), from the row's own roof columns:
     prefill `fma`; decode (n_q <= 16) `bandwidth` when its bytes at
     peak_gbytes_per_s take at least as long as its flops at peak_gflops,
-    else `fma`; a roof not measured leaves the shape's rule (`bandwidth`)."""
+    else `fma`; a roof not measured leaves the shape's rule (`bandwidth`).
+    `times`: the row's roofline_times, when the caller has them already."""
     if not is_decode(row):
         return "fma"
-    times = roofline_times(row)
+    times = times if times is not None else roofline_times(row)
     return "bandwidth" if times is None or times[0] >= times[1] else "fma"
 
 

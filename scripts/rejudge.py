@@ -43,10 +43,11 @@ TIE = 1e-5
 def judged(row):
     """(limit, pct_peak, roof_exceeded) for a row by the rule: pct_peak
     None where the row has no timing."""
-    limit = ab.roofline_limit(row)
     times = ab.roofline_times(row) if ab.is_decode(row) else None
     if times and abs(times[0] - times[1]) <= TIE * max(times):
         limit = row["limit"]
+    else:
+        limit = ab.roofline_limit(row, times)
     rate, roof = ((row["gflops"], row["peak_gflops"]) if limit == "fma"
                   else (row["gbytes_per_s"], row["peak_gbytes_per_s"]))
     pct = (100.0 * rate / roof if ab.is_finite(rate) and ab.is_finite(roof) and roof > 0
