@@ -51,7 +51,10 @@ typedef void (*flash_kernel)(const flash_tile *t);
 /* One key block [j0, j0 + nb) of a tile (the register-blocked kernels). */
 typedef void (*flash_block_fn)(const flash_tile *t, int32_t j0, int32_t nb);
 
-/* Row vectors per tile at most: max_rows <= FLASH_MAX_VECTORS · lanes. */
+/* Row vectors per tile at most, for the geometries whose block kernels
+ * are indexed by row vectors (blocks): max_rows <= FLASH_MAX_VECTORS ·
+ * lanes. Kernels that take any row count (any_rows) may have narrower
+ * lanes (stream: 4), with at most FLASH_MAX_VECTORS · 16 rows. */
 enum { FLASH_MAX_VECTORS = 4 };
 
 /* Key blocks sized from the caches and the head size (flash_key_block).

@@ -8,48 +8,62 @@
 
 #include "flash_driver.h"
 
-/* Sizes. 16 lanes: two SSE/one AVX-512 vector's worth of rows per inner loop,
- * constant so the compiler keeps a register tile of KEYS x LANES (or
- * COLS x LANES) scores in registers. Up to 64 rows per tile: K/V are read
- * once per 64 query rows. 64 keys per block: the block's scores (64 x 64
- * floats = 16 KiB) and the queries (d_k x 64 floats, 32 KiB at d_k = 128)
- * stay within L1/L2 while K and V stream past. */
-enum { LANES = 16, MAX_ROWS = 64, KV_BLOCK = 64, KEYS = 4, COLS = 4 };
+/* Sizes. Tiles are padded to 4 rows (LANES: one SSE vector), so a GQA
+ * decode tile of 4 query heads computes its 4 rows, not 16; the loops
+ * take rows 16 at a time (WIDE: two SSE/one AVX-512 vector's worth, a
+ * compile-time count so the compiler keeps a register tile of KEYS x WIDE
+ * (or COLS x WIDE) scores in registers), then the last rows 4 at a time.
+ * Up to 64 rows per tile: K/V are read once per 64 query rows. 64 keys per
+ * block: the block's scores (64 x 64 floats = 16 KiB) and the queries
+ * (d_k x 64 floats, 32 KiB at d_k = 128) stay within L1/L2 while K and V
+ * stream past. */
+enum { LANES = 4, WIDE = 16, MAX_ROWS = 64, KV_BLOCK = 64, KEYS = 4, COLS = 4 };
 
 static int32_t min32(int32_t a, int32_t b)
 {
     return a < b ? a : b;
 }
 
-/* scores[j][r] = (q_r · k_j)·scale for the block's keys, -inf where row r
- * does not see key j. The same roundings as naive's (products, sums, one
+/* scores[jj + i][r] for rows [r0, r0 + lanes) and keys k[0..KEYS) of the
+ * group starting at jj. The same roundings as naive's (products, sums, one
  * multiply by scale: the baseline ISA has no FMA and ISO C mode does not
  * contract), so huge logits, where score rounding dominates, come out as
  * naive's do. */
-static void block_scores(const flash_tile *t, int32_t j0, int32_t nb, int masked)
+FLASH_INLINE void score_rows(const flash_tile *t, const float *const *k, int32_t j0, int32_t jj,
+                             int32_t nb, int masked, int32_t r0, const int lanes)
 {
     const int32_t rows = t->rows, d_k = t->d_k;
+    float a[KEYS][WIDE] = {{0}};
+    const float *q = t->qt + r0;
+    for (int32_t c = 0; c < d_k; c++, q += rows)
+        for (int i = 0; i < KEYS; i++)
+            for (int r = 0; r < lanes; r++)
+                a[i][r] += q[r] * k[i][c];
+    for (int i = 0; i < KEYS && jj + i < nb; i++) {
+        float *s = t->scores + (size_t)(jj + i) * rows + r0;
+        for (int r = 0; r < lanes; r++) {
+            float x = a[i][r] * t->scale;
+            s[r] = masked && j0 + jj + i >= t->seen[r0 + r] ? -INFINITY : x;
+        }
+    }
+}
+
+/* scores[j][r] = (q_r · k_j)·scale for the block's keys, -inf where row r
+ * does not see key j. */
+static void block_scores(const flash_tile *t, int32_t j0, int32_t nb, int masked)
+{
+    const int32_t rows = t->rows;
     for (int32_t jj = 0; jj < nb; jj += KEYS) {
         /* A short last group repeats its last key: reads stay inside the
          * block, the extra results are dropped. */
         const float *k[KEYS];
         for (int i = 0; i < KEYS; i++)
             k[i] = flash_k_row(t, j0 + min32(jj + i, nb - 1));
-        for (int32_t r0 = 0; r0 < rows; r0 += LANES) {
-            float a[KEYS][LANES] = {{0}};
-            const float *q = t->qt + r0;
-            for (int32_t c = 0; c < d_k; c++, q += rows)
-                for (int i = 0; i < KEYS; i++)
-                    for (int r = 0; r < LANES; r++)
-                        a[i][r] += q[r] * k[i][c];
-            for (int i = 0; i < KEYS && jj + i < nb; i++) {
-                float *s = t->scores + (size_t)(jj + i) * rows + r0;
-                for (int r = 0; r < LANES; r++) {
-                    float x = a[i][r] * t->scale;
-                    s[r] = masked && j0 + jj + i >= t->seen[r0 + r] ? -INFINITY : x;
-                }
-            }
-        }
+        int32_t r0 = 0;
+        for (; r0 + WIDE <= rows; r0 += WIDE)
+            score_rows(t, k, j0, jj, nb, masked, r0, WIDE);
+        for (; r0 < rows; r0 += LANES)
+            score_rows(t, k, j0, jj, nb, masked, r0, LANES);
     }
 }
 
@@ -104,8 +118,38 @@ static int block_softmax(const flash_tile *t, int32_t nb, float *alpha)
     return rescale;
 }
 
-/* acc[c][r] = acc[c][r]·alpha[r] + Σ_j p[j][r]·v[j][c], skipping the keys a
- * row does not see (0·v would turn a hidden NaN/Inf into NaN). */
+/* acc[col[i]][r] for rows [r0, r0 + lanes): rescaled by alpha, then the
+ * block's weighted V rows, skipping the keys a row does not see (0·v
+ * would turn a hidden NaN/Inf into NaN). */
+FLASH_INLINE void accumulate_rows(const flash_tile *t, const int32_t *col, int32_t j0, int32_t nb,
+                                  int masked, const float *alpha, int rescale, int32_t r0,
+                                  const int lanes)
+{
+    const int32_t rows = t->rows;
+    float a[COLS][WIDE];
+    for (int i = 0; i < COLS; i++)
+        for (int r = 0; r < lanes; r++)
+            a[i][r] = t->acc[(size_t)col[i] * rows + r0 + r] * (rescale ? alpha[r0 + r] : 1.0f);
+    for (int32_t j = 0; j < nb; j++) {
+        const float *p = t->scores + (size_t)j * rows + r0;
+        const float *v = flash_v_row(t, j0 + j);
+        for (int i = 0; i < COLS; i++) {
+            float vc = v[col[i]];
+            if (masked) {
+                for (int r = 0; r < lanes; r++)
+                    a[i][r] = j0 + j < t->seen[r0 + r] ? a[i][r] + p[r] * vc : a[i][r];
+            } else {
+                for (int r = 0; r < lanes; r++)
+                    a[i][r] += p[r] * vc;
+            }
+        }
+    }
+    for (int i = 0; i < COLS; i++)
+        for (int r = 0; r < lanes; r++)
+            t->acc[(size_t)col[i] * rows + r0 + r] = a[i][r];
+}
+
+/* acc[c][r] = acc[c][r]·alpha[r] + Σ_j p[j][r]·v[j][c]. */
 static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int masked,
                              const float *alpha, int rescale)
 {
@@ -116,30 +160,11 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
         int32_t col[COLS];
         for (int i = 0; i < COLS; i++)
             col[i] = min32(c0 + i, d_v - 1);
-        for (int32_t r0 = 0; r0 < rows; r0 += LANES) {
-            float a[COLS][LANES];
-            for (int i = 0; i < COLS; i++)
-                for (int r = 0; r < LANES; r++)
-                    a[i][r] =
-                        t->acc[(size_t)col[i] * rows + r0 + r] * (rescale ? alpha[r0 + r] : 1.0f);
-            for (int32_t j = 0; j < nb; j++) {
-                const float *p = t->scores + (size_t)j * rows + r0;
-                const float *v = flash_v_row(t, j0 + j);
-                for (int i = 0; i < COLS; i++) {
-                    float vc = v[col[i]];
-                    if (masked) {
-                        for (int r = 0; r < LANES; r++)
-                            a[i][r] = j0 + j < t->seen[r0 + r] ? a[i][r] + p[r] * vc : a[i][r];
-                    } else {
-                        for (int r = 0; r < LANES; r++)
-                            a[i][r] += p[r] * vc;
-                    }
-                }
-            }
-            for (int i = 0; i < COLS; i++)
-                for (int r = 0; r < LANES; r++)
-                    t->acc[(size_t)col[i] * rows + r0 + r] = a[i][r];
-        }
+        int32_t r0 = 0;
+        for (; r0 + WIDE <= rows; r0 += WIDE)
+            accumulate_rows(t, col, j0, nb, masked, alpha, rescale, r0, WIDE);
+        for (; r0 < rows; r0 += LANES)
+            accumulate_rows(t, col, j0, nb, masked, alpha, rescale, r0, LANES);
     }
 }
 
@@ -189,8 +214,12 @@ const attn_variant attn_variant_stream = {
     .family = ATTN_FAMILY_ONLINE,
     .cost = ATTN_COST_FAST,
     .exp_ulps = 1, /* glibc expf: < 1 ulp */
-    .tiles =
-        {.keys = KV_BLOCK, .rows = MAX_ROWS, .lanes = LANES, .reg_keys = KEYS, .reg_cols = COLS},
+    .tiles = {.keys = KV_BLOCK,
+              .rows = MAX_ROWS,
+              .lanes = LANES,
+              .reg_rows = WIDE,
+              .reg_keys = KEYS,
+              .reg_cols = COLS},
     .widening = ATTN_WIDEN_ON_LOAD, /* flash_driver.c: one key block at a time */
     .workspace_size = stream_workspace,
     .run = stream_run,
