@@ -1,0 +1,207 @@
+/* xsmm's softmax step in AVX2 (attn_block_softmax_avx2, softmax_avx2.h)
+ * against the plain C passes it replaced, written out here as they were,
+ * with the AVX2 exp over arrays as their exp: the same weights, m, l and
+ * alpha bit for bit (NaNs as NaNs), and the same answer to "did some
+ * alpha move". Tiles of 8 to 64 rows, blocks of 1 to 64 keys, open and
+ * masked (rows that see none, some or all of the block's keys), rows that
+ * have seen nothing yet (m = -inf), scores with NaN, -inf and +inf, and
+ * scales from tiny to large. Skips without AVX2 + FMA. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu_features.h"
+#include "exp_array.h"
+#include "flash_driver.h"
+#include "softmax_avx2.h"
+
+enum { MAX_ROWS = 64, MAX_KEYS = 64 };
+
+/* xsmm's passes before the AVX2 step, with the AVX2 exp. */
+static int passes_in_c(const flash_tile *t, int32_t j0, int32_t nb, int masked, float *alpha)
+{
+    const int32_t rows = t->rows;
+    float shift[MAX_ROWS], sum[MAX_ROWS];
+    for (int32_t r = 0; r < rows; r++)
+        shift[r] = t->m[r];
+    for (int32_t j = 0; j < nb; j++) {
+        float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++) {
+            float x = masked && j0 + j >= t->seen[r] ? -INFINITY : s[r] * t->scale;
+            s[r] = x;
+            shift[r] = x > shift[r] ? x : shift[r];
+        }
+    }
+    for (int32_t r = 0; r < rows; r++) {
+        float m = shift[r];
+        shift[r] = m == -INFINITY ? 0.0f : m;
+        alpha[r] = t->m[r] - shift[r];
+        t->m[r] = m;
+        sum[r] = 0.0f;
+    }
+    attn_exp_avx2_array(alpha, alpha, (size_t)rows);
+    for (int32_t j = 0; j < nb; j++) {
+        float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++)
+            s[r] -= shift[r];
+    }
+    attn_exp_avx2_array(t->scores, t->scores, (size_t)nb * rows);
+    for (int32_t j = 0; j < nb; j++) {
+        const float *s = t->scores + (size_t)j * rows;
+        for (int32_t r = 0; r < rows; r++)
+            sum[r] += s[r];
+    }
+    int moved = 0;
+    for (int32_t r = 0; r < rows; r++) {
+        t->l[r] = t->l[r] * alpha[r] + sum[r];
+        moved |= !(alpha[r] == 1.0f);
+    }
+    return moved;
+}
+
+/* The same bits, or both NaN (a NaN's payload may follow the operand
+ * order the compiler picked for an add). */
+static int same(const float *a, const float *b, size_t n, size_t *where)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x, y;
+        memcpy(&x, a + i, 4);
+        memcpy(&y, b + i, 4);
+        if (x != y && !(isnan(a[i]) && isnan(b[i]))) {
+            *where = i;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+typedef struct tile_arrays {
+    float *scores, *m, *l, *alpha;
+    int32_t *seen;
+} tile_arrays;
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static double uniform(void) /* [0, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+int main(void)
+{
+    check_tally t = {0};
+    const uint32_t need = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
+    if ((attn_cpu()->features & need) != need) {
+        printf("block_softmax: skipped, this CPU lacks AVX2 + FMA\n");
+        return 77;
+    }
+    tile_arrays a[2];
+    for (int k = 0; k < 2; k++) {
+        a[k].scores = aligned_alloc(64, MAX_ROWS * MAX_KEYS * sizeof(float));
+        a[k].m = aligned_alloc(64, MAX_ROWS * sizeof(float));
+        a[k].l = aligned_alloc(64, MAX_ROWS * sizeof(float));
+        a[k].alpha = aligned_alloc(64, MAX_ROWS * sizeof(float));
+        a[k].seen = aligned_alloc(64, MAX_ROWS * sizeof(int32_t));
+        if (!a[k].scores || !a[k].m || !a[k].l || !a[k].alpha || !a[k].seen) {
+            fprintf(stderr, "block_softmax: out of memory\n");
+            return 1;
+        }
+    }
+    const int32_t row_counts[] = {8, 16, 24, 64}, key_counts[] = {1, 5, 8, 63, 64};
+    const float scales[] = {0.125f, 1.0f, 3.0f, 1e-30f};
+    const int32_t j0 = 128;
+    int cases = 0;
+    for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++)
+        for (size_t ki = 0; ki < sizeof key_counts / sizeof key_counts[0]; ki++)
+            for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+                for (int masked = 0; masked <= 1; masked++)
+                    for (int special = 0; special <= 1; special++) {
+                        const int32_t rows = row_counts[ri], nb = key_counts[ki];
+                        flash_tile tile[2];
+                        /* Inputs, the same in both copies. */
+                        for (int32_t i = 0; i < rows * nb; i++) {
+                            float x = (float)(8.0 * uniform() - 4.0);
+                            if (special) {
+                                double u = uniform();
+                                x = u < 0.05 ? NAN : u < 0.1 ? -INFINITY : u < 0.12 ? INFINITY : x;
+                            }
+                            a[0].scores[i] = a[1].scores[i] = x;
+                        }
+                        for (int32_t r = 0; r < rows; r++) {
+                            double u = uniform();
+                            /* m: nothing seen yet, below, inside or above
+                             * the block's scores. */
+                            float m = u < 0.25   ? -INFINITY
+                                      : u < 0.5  ? -20.0f
+                                      : u < 0.75 ? (float)(2.0 * uniform() - 1.0)
+                                                 : 30.0f;
+                            a[0].m[r] = a[1].m[r] = m;
+                            a[0].l[r] = a[1].l[r] = m == -INFINITY ? 0.0f : (float)(1 + uniform());
+                            /* Rows that see none, some or all of the keys. */
+                            int32_t seen = j0 - 2 + (int32_t)(uniform() * (nb + 4));
+                            a[0].seen[r] = a[1].seen[r] = seen;
+                        }
+                        for (int k = 0; k < 2; k++) {
+                            memset(&tile[k], 0, sizeof tile[k]);
+                            tile[k].rows = rows;
+                            tile[k].scale = scales[si];
+                            tile[k].scores = a[k].scores;
+                            tile[k].m = a[k].m;
+                            tile[k].l = a[k].l;
+                            tile[k].seen = a[k].seen;
+                        }
+                        int moved_avx2 =
+                            attn_block_softmax_avx2(&tile[0], j0, nb, masked, a[0].alpha);
+                        int moved_c = passes_in_c(&tile[1], j0, nb, masked, a[1].alpha);
+                        size_t at = 0;
+                        CHECK(&t, same(a[0].scores, a[1].scores, (size_t)rows * nb, &at),
+                              "rows %d, keys %d, scale %g, masked %d, special %d: weight [%zu] "
+                              "%a, want %a",
+                              rows, nb, scales[si], masked, special, at, a[0].scores[at],
+                              a[1].scores[at]);
+                        CHECK(&t, same(a[0].m, a[1].m, (size_t)rows, &at),
+                              "rows %d, keys %d, masked %d, special %d: m[%zu] %a, want %a", rows,
+                              nb, masked, special, at, a[0].m[at], a[1].m[at]);
+                        CHECK(&t, same(a[0].l, a[1].l, (size_t)rows, &at),
+                              "rows %d, keys %d, masked %d, special %d: l[%zu] %a, want %a", rows,
+                              nb, masked, special, at, a[0].l[at], a[1].l[at]);
+                        CHECK(&t, same(a[0].alpha, a[1].alpha, (size_t)rows, &at),
+                              "rows %d, keys %d, masked %d, special %d: alpha[%zu] %a, want %a",
+                              rows, nb, masked, special, at, a[0].alpha[at], a[1].alpha[at]);
+                        CHECK(&t, moved_avx2 == moved_c,
+                              "rows %d, keys %d, masked %d, special %d: moved %d, want %d", rows,
+                              nb, masked, special, moved_avx2, moved_c);
+                        cases++;
+                    }
+    /* A block that moves no max: alpha is 1 in every row and the step says
+     * so (xsmm then skips the accumulator's rescale); one row's max moved:
+     * it says that. */
+    for (int moves = 0; moves <= 1; moves++) {
+        const int32_t rows = 16, nb = 64;
+        flash_tile tile = {.rows = rows, .scale = 1.0f};
+        tile.scores = a[0].scores;
+        tile.m = a[0].m;
+        tile.l = a[0].l;
+        tile.seen = a[0].seen;
+        for (int32_t i = 0; i < rows * nb; i++)
+            a[0].scores[i] = (float)(8.0 * uniform() - 4.0);
+        for (int32_t r = 0; r < rows; r++)
+            a[0].m[r] = 10.0f, a[0].l[r] = 1.0f;
+        if (moves)
+            a[0].scores[5 * rows + 11] = 12.0f;
+        int moved = attn_block_softmax_avx2(&tile, j0, nb, 0, a[0].alpha);
+        int ones = 0;
+        for (int32_t r = 0; r < rows; r++)
+            ones += a[0].alpha[r] == 1.0f;
+        CHECK(&t, moved == moves && ones == rows - moves, "%s: moved %d, %d of %d alphas 1",
+              moves ? "one max moved" : "no max moved", moved, ones, rows);
+    }
+    for (int k = 0; k < 2; k++)
+        free(a[k].scores), free(a[k].m), free(a[k].l), free(a[k].alpha), free(a[k].seen);
+    printf("block_softmax: %d cases\n", cases);
+    return check_report("block_softmax", &t);
+}
