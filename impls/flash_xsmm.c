@@ -11,16 +11,16 @@
  *   O += P·V:   C(rows x d_v, acc) += A(rows x nb, the weights) · Bᵀ with
  *        B the V rows in place (column-major d_v x nb; TRANS_B, which the
  *        JIT supports; libxsmm's JIT refuses TRANS_A).
- * The softmax between them is plain C over contiguous rows, its exp the
- * widest vector exp the CPU runs (exp_avx512.c 1.06 ulp, exp_avx2.c 0.77
- * ulp), else glibc's expf; with the AVX2 exp, the whole step is AVX2
- * (softmax_avx2.c: the same bits in two passes instead of five). In a masked block (the causal
- * diagonal) the scores of hidden keys come from the same GEMM and are set to -inf; P·V must not
- * touch a hidden V row at all (a GEMM would multiply it by p = 0, and
- * 0·NaN is NaN), so it runs per group of rows: a GEMM over the keys the
- * whole group sees, and for the few that only some of its rows see, a
- * GEMM per step of the stair they form, on the rows that see them
- * (masked_pv).
+ * The softmax between them (block_softmax.h) takes the widest vector exp
+ * the CPU runs (exp_avx512.c 1.06 ulp, exp_avx2.c 0.77 ulp), else glibc's
+ * expf: in plain C passes over contiguous rows, or with the AVX2 exp as one
+ * AVX2 step, the same bits in two passes instead of five. In a masked
+ * block (the causal diagonal) the scores of hidden keys come from the same
+ * GEMM and are set to -inf; P·V must not touch a hidden V row at all (a
+ * GEMM would multiply it by p = 0, and 0·NaN is NaN), so it runs per group
+ * of rows: a GEMM over the keys the whole group sees, and for the few that
+ * only some of its rows see, a GEMM per step of the stair they form, on
+ * the rows that see them (masked_pv).
  *
  * Dispatch: libxsmm keeps the generated code in its registry, so a
  * dispatch of a shape seen before is a lookup (thread-safe); a block does
@@ -37,10 +37,10 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "block_softmax.h"
 #include "cpu_features.h"
 #include "exp_array.h"
 #include "flash_driver.h"
-#include "softmax_avx2.h"
 
 /* Rows per tile (a multiple of the driver's 16-float padding) and keys per
  * block. */
@@ -128,68 +128,11 @@ static const char *xsmm_exp_in_use(void)
     return names[exp_kind()];
 }
 
-/* x = e^x over n floats in place. */
-static void exp_in_place(float *x, size_t n)
+/* glibc's expf over an array, for the plain C step. */
+static void libm_exp_array(const float *x, float *y, size_t n)
 {
-    switch (exp_kind()) {
-    case XSMM_EXP_AVX512:
-        attn_exp_avx512_array(x, x, n);
-        return;
-    case XSMM_EXP_AVX2:
-        attn_exp_avx2_array(x, x, n);
-        return;
-    default:
-        for (size_t i = 0; i < n; i++)
-            x[i] = expf(x[i]);
-    }
-}
-
-/* Scores to weights in place (scaled, -inf for hidden keys in a masked
- * block), m and l updated; alpha[r] = exp(m - m'). Returns nonzero when
- * some alpha is not 1. Plain C passes over contiguous rows, for the libm
- * and AVX-512 exps; with the AVX2 exp, attn_block_softmax_avx2 computes
- * the same bits in two vector passes (softmax_avx2.h). */
-static int block_softmax(const flash_tile *t, int32_t j0, int32_t nb, int masked, float *alpha)
-{
-    const int32_t rows = t->rows;
-    float shift[TQ], sum[TQ];
-    for (int32_t r = 0; r < rows; r++)
-        shift[r] = t->m[r];
-    for (int32_t j = 0; j < nb; j++) {
-        float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++) {
-            float x = masked && j0 + j >= t->seen[r] ? -INFINITY : s[r] * t->scale;
-            s[r] = x;
-            shift[r] = x > shift[r] ? x : shift[r]; /* NaN: reaches the sum via exp */
-        }
-    }
-    for (int32_t r = 0; r < rows; r++) {
-        float m = shift[r];
-        /* While a row has seen only -inf scores, shift by 0: exp(-inf) = 0
-         * instead of exp(-inf - -inf) = NaN. */
-        shift[r] = m == -INFINITY ? 0.0f : m;
-        alpha[r] = t->m[r] - shift[r];
-        t->m[r] = m;
-        sum[r] = 0.0f;
-    }
-    exp_in_place(alpha, (size_t)rows);
-    for (int32_t j = 0; j < nb; j++) {
-        float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++)
-            s[r] -= shift[r];
-    }
-    exp_in_place(t->scores, (size_t)nb * rows);
-    for (int32_t j = 0; j < nb; j++) {
-        const float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++)
-            sum[r] += s[r];
-    }
-    int moved = 0;
-    for (int32_t r = 0; r < rows; r++) {
-        t->l[r] = t->l[r] * alpha[r] + sum[r];
-        moved |= !(alpha[r] == 1.0f);
-    }
-    return moved;
+    for (size_t i = 0; i < n; i++)
+        y[i] = expf(x[i]);
 }
 
 static int32_t clamp32(int32_t x, int32_t lo, int32_t hi)
@@ -248,9 +191,12 @@ static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
     gemm_run(&scores, t->qt, flash_k_row(t, j0), t->scores);
     /* The AVX2 passes: n 1024, 4 heads, d 64, 1 thread on a Zen 3, the
      * plain C ones (SSE2 code) took 14 % of the call beside the exp's 10 %. */
-    const int moved = exp_kind() == XSMM_EXP_AVX2
+    const xsmm_exp kind = exp_kind();
+    const int moved = kind == XSMM_EXP_AVX2
                           ? attn_block_softmax_avx2(t, j0, nb, masked, alpha)
-                          : block_softmax(t, j0, nb, masked, alpha);
+                          : attn_block_softmax_c(t, j0, nb, masked, alpha,
+                                                 kind == XSMM_EXP_AVX512 ? attn_exp_avx512_array
+                                                                         : libm_exp_array);
     /* Once every row's max has settled, alpha is 1 throughout: x·1 = x. */
     for (int32_t c = 0; moved && c < d_v; c++) {
         float *a = t->acc + (size_t)c * rows;

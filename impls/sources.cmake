@@ -12,7 +12,8 @@ set(ATTN_SOURCES
   impls/flash_avx512_bf16_decode.c
   impls/exp_avx2.c
   impls/exp_avx512.c
-  impls/softmax_avx2.c
+  impls/block_softmax.c
+  impls/block_softmax_avx2.c
   impls/widen_f16c.c
   impls/transpose.c
   impls/transpose_avx2.c
@@ -38,7 +39,7 @@ foreach(line ${ATTN_VARIANT_LINES})
 endforeach()
 # Only the intrinsics files get ISA flags: per ISA its block kernels, its
 # decode kernel and its exp over arrays.
-set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c impls/softmax_avx2.c
+set_source_files_properties(impls/flash_avx2.c impls/exp_avx2.c impls/block_softmax_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # avx2's decode kernel also reads f16 K/V (F16C, used only when present).
 set_source_files_properties(impls/flash_avx2_decode.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")

@@ -1,65 +1,24 @@
-/* xsmm's softmax step in AVX2 (attn_block_softmax_avx2, softmax_avx2.h)
- * against the plain C passes it replaced, written out here as they were,
- * with the AVX2 exp over arrays as their exp: the same weights, m, l and
- * alpha bit for bit (NaNs as NaNs), and the same answer to "did some
- * alpha move". Tiles of 8 to 64 rows, blocks of 1 to 64 keys, open and
- * masked (rows that see none, some or all of the block's keys), rows that
- * have seen nothing yet (m = -inf), scores with NaN, -inf and +inf, and
- * scales from tiny to large. Skips without AVX2 + FMA. */
+/* xsmm's softmax step in AVX2 (attn_block_softmax_avx2, block_softmax.h)
+ * against its plain C form (attn_block_softmax_c, which xsmm runs with the
+ * libm and AVX-512 exps and ran with the AVX2 one before), given the AVX2
+ * exp over arrays: the same weights, m, l and alpha bit for bit (NaNs as
+ * NaNs), and the same answer to "did some alpha move". Tiles of 8 to 64
+ * rows, blocks of 1 to 64 keys, open and masked (rows that see none, some
+ * or all of the block's keys), rows that have seen nothing yet (m =
+ * -inf), scores with NaN, -inf and +inf, and scales from tiny to large.
+ * Skips without AVX2 + FMA. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_softmax.h"
 #include "check.h"
 #include "cpu_features.h"
 #include "exp_array.h"
 #include "flash_driver.h"
-#include "softmax_avx2.h"
 
 enum { MAX_ROWS = 64, MAX_KEYS = 64 };
-
-/* xsmm's passes before the AVX2 step, with the AVX2 exp. */
-static int passes_in_c(const flash_tile *t, int32_t j0, int32_t nb, int masked, float *alpha)
-{
-    const int32_t rows = t->rows;
-    float shift[MAX_ROWS], sum[MAX_ROWS];
-    for (int32_t r = 0; r < rows; r++)
-        shift[r] = t->m[r];
-    for (int32_t j = 0; j < nb; j++) {
-        float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++) {
-            float x = masked && j0 + j >= t->seen[r] ? -INFINITY : s[r] * t->scale;
-            s[r] = x;
-            shift[r] = x > shift[r] ? x : shift[r];
-        }
-    }
-    for (int32_t r = 0; r < rows; r++) {
-        float m = shift[r];
-        shift[r] = m == -INFINITY ? 0.0f : m;
-        alpha[r] = t->m[r] - shift[r];
-        t->m[r] = m;
-        sum[r] = 0.0f;
-    }
-    attn_exp_avx2_array(alpha, alpha, (size_t)rows);
-    for (int32_t j = 0; j < nb; j++) {
-        float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++)
-            s[r] -= shift[r];
-    }
-    attn_exp_avx2_array(t->scores, t->scores, (size_t)nb * rows);
-    for (int32_t j = 0; j < nb; j++) {
-        const float *s = t->scores + (size_t)j * rows;
-        for (int32_t r = 0; r < rows; r++)
-            sum[r] += s[r];
-    }
-    int moved = 0;
-    for (int32_t r = 0; r < rows; r++) {
-        t->l[r] = t->l[r] * alpha[r] + sum[r];
-        moved |= !(alpha[r] == 1.0f);
-    }
-    return moved;
-}
 
 /* The same bits, or both NaN (a NaN's payload may follow the operand
  * order the compiler picked for an add). */
@@ -156,7 +115,8 @@ int main(void)
                         }
                         int moved_avx2 =
                             attn_block_softmax_avx2(&tile[0], j0, nb, masked, a[0].alpha);
-                        int moved_c = passes_in_c(&tile[1], j0, nb, masked, a[1].alpha);
+                        int moved_c = attn_block_softmax_c(&tile[1], j0, nb, masked, a[1].alpha,
+                                                           attn_exp_avx2_array);
                         size_t at = 0;
                         CHECK(&t, same(a[0].scores, a[1].scores, (size_t)rows * nb, &at),
                               "rows %d, keys %d, scale %g, masked %d, special %d: weight [%zu] "

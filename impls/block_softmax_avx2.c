@@ -1,5 +1,5 @@
-/* The AVX2 online-softmax step of softmax_avx2.h. */
-#include "softmax_avx2.h"
+/* The AVX2 online-softmax step of block_softmax.h. */
+#include "block_softmax.h"
 
 #include <immintrin.h>
 #include <math.h>
