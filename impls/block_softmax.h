@@ -21,10 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exp_array.h"
 #include "flash_driver.h"
-
-/* y = e^x over n floats (y may be x). */
-typedef void (*attn_exp_array_fn)(const float *x, float *y, size_t n);
 
 /* Tiles of up to 64 rows (flash_driver.h's most). */
 int attn_block_softmax_c(const flash_tile *t, int32_t j0, int32_t nb, int masked, float *alpha,

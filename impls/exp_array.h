@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 
+/* y = e^x over n floats (y may be x): the form of each below. */
+typedef void (*attn_exp_array_fn)(const float *x, float *y, size_t n);
+
 void attn_exp_avx2_array(const float *x, float *y, size_t n);   /* avx2 + fma; x <= 40 */
 void attn_exp_avx512_array(const float *x, float *y, size_t n); /* avx512f + fma */
 /* avx512f + fma; any x but +inf (the softmax's weights never are) */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "block_softmax.h"
+#include "cases.h"
 #include "check.h"
 #include "cpu_features.h"
 #include "exp_array.h"
@@ -41,18 +42,10 @@ typedef struct tile_arrays {
     int32_t *seen;
 } tile_arrays;
 
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-static double uniform(void) /* [0, 1) */
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
 int main(void)
 {
     check_tally t = {0};
+    attn_rng rng = {0x9e3779b97f4a7c15u};
     const uint32_t need = ATTN_CPU_AVX2 | ATTN_CPU_FMA;
     if ((attn_cpu()->features & need) != need) {
         printf("block_softmax: skipped, this CPU lacks AVX2 + FMA\n");
@@ -83,25 +76,26 @@ int main(void)
                         flash_tile tile[2];
                         /* Inputs, the same in both copies. */
                         for (int32_t i = 0; i < rows * nb; i++) {
-                            float x = (float)(8.0 * uniform() - 4.0);
+                            float x = (float)(8.0 * attn_rng_uniform(&rng) - 4.0);
                             if (special) {
-                                double u = uniform();
+                                double u = attn_rng_uniform(&rng);
                                 x = u < 0.05 ? NAN : u < 0.1 ? -INFINITY : u < 0.12 ? INFINITY : x;
                             }
                             a[0].scores[i] = a[1].scores[i] = x;
                         }
                         for (int32_t r = 0; r < rows; r++) {
-                            double u = uniform();
+                            double u = attn_rng_uniform(&rng);
                             /* m: nothing seen yet, below, inside or above
                              * the block's scores. */
                             float m = u < 0.25   ? -INFINITY
                                       : u < 0.5  ? -20.0f
-                                      : u < 0.75 ? (float)(2.0 * uniform() - 1.0)
+                                      : u < 0.75 ? (float)(2.0 * attn_rng_uniform(&rng) - 1.0)
                                                  : 30.0f;
                             a[0].m[r] = a[1].m[r] = m;
-                            a[0].l[r] = a[1].l[r] = m == -INFINITY ? 0.0f : (float)(1 + uniform());
+                            a[0].l[r] = a[1].l[r] =
+                                m == -INFINITY ? 0.0f : (float)(1 + attn_rng_uniform(&rng));
                             /* Rows that see none, some or all of the keys. */
-                            int32_t seen = j0 - 2 + (int32_t)(uniform() * (nb + 4));
+                            int32_t seen = j0 - 2 + (int32_t)(attn_rng_uniform(&rng) * (nb + 4));
                             a[0].seen[r] = a[1].seen[r] = seen;
                         }
                         for (int k = 0; k < 2; k++) {
@@ -148,7 +142,7 @@ int main(void)
         tile.l = a[0].l;
         tile.seen = a[0].seen;
         for (int32_t i = 0; i < rows * nb; i++)
-            a[0].scores[i] = (float)(8.0 * uniform() - 4.0);
+            a[0].scores[i] = (float)(8.0 * attn_rng_uniform(&rng) - 4.0);
         for (int32_t r = 0; r < rows; r++)
             a[0].m[r] = 10.0f, a[0].l[r] = 1.0f;
         if (moves)

@@ -27,8 +27,6 @@
 #include "exp_range.h"
 #include "variant.h"
 
-typedef void (*exp_array_fn)(const float *x, float *y, size_t n);
-
 static void libm_expf_array(const float *x, float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -38,7 +36,7 @@ static void libm_expf_array(const float *x, float *y, size_t n)
 typedef struct exp_under_test {
     const char *name;    /* the exp's name */
     const char *variant; /* the table entry whose exp_ulps it must meet */
-    exp_array_fn fn;
+    attn_exp_array_fn fn;
     uint32_t needs; /* the CPU features the exp itself runs on */
     float x_top;    /* the domain's top: 89 (e^x overflows above 88.7) or lower */
     int plus_inf;   /* 1: +inf is in the domain; 0: the softmax never passes it */
@@ -93,7 +91,7 @@ typedef struct sweep_result {
 } sweep_result;
 
 /* Bit patterns from `first` up to `last` (same sign) in steps of `stride`. */
-static void sweep(exp_array_fn fn, uint32_t first, uint32_t last, uint32_t stride,
+static void sweep(attn_exp_array_fn fn, uint32_t first, uint32_t last, uint32_t stride,
                   sweep_result *res)
 {
     static float x[CHUNK], y[CHUNK];
