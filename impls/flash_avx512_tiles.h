@@ -30,9 +30,15 @@
  * 192-288 keys 1.00-1.09x at d 128 (MHA and Hq 32 / Hkv 8, 1 and 2
  * threads), 96 keys 1.01-1.04x and 288-576 1.05-1.08x at d 256 on 1
  * thread, 24 keys 0.89-0.99x. */
-/* PV_SERPENTINE 0: the alternating P·V walk (flash_block_generic.h) was
- * measured on an AVX2-only Zen 3 only; untried with these blocks. */
-enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16, PV_SERPENTINE = 0 };
+/* PV_SERPENTINE 1: P·V's column tiles walk the block's keys alternately
+ * forward and backward (flash_block_generic.h), each starting on the V rows
+ * the tile before it ended on: a 96-key block's V rows at d_v = 128 (48 KiB)
+ * beside its weights (24 KiB) outgrow a 48 KiB L1D. Sapphire Rapids, n 2048,
+ * 4 heads, 1 thread, alternating rounds (scripts/ab.py): 1.06x at d 64,
+ * 1.08x at d 128, 1.05-1.06x at d 80 causal, 96, 256 and d_k 192 / d_v 128;
+ * n 4096, 8 heads, 2 threads, d 128: 1.07x. 48-key blocks with it 0.99x.
+ * tests/test_pv_walk.c checks the order. */
+enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16, PV_SERPENTINE = 1 };
 enum { KV_TILE_MAX = 192, KV_FEW_MAX = 576 };
 
 /* Keys per Q·Kᵀ register tile; more than 8 would need more key pointers than

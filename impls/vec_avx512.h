@@ -36,6 +36,16 @@ static inline vec_f vec_broadcast(const float *p)
 {
     return _mm512_set1_ps(*p);
 }
+/* An empty asm that takes x in a zmm register and may change it: GCC 12
+ * can no longer fold the load into its uses as a memory operand. Not on
+ * SIMDe (tests/emu512/), where a __m512 is no register. */
+static inline vec_f vec_in_register(vec_f x)
+{
+#ifdef __AVX512F__
+    __asm__("" : "+v"(x));
+#endif
+    return x;
+}
 static inline vec_f vec_fmadd(vec_f a, vec_f b, vec_f c)
 {
     return _mm512_fmadd_ps(a, b, c);

@@ -48,6 +48,10 @@ static inline vec_f vec_broadcast(const float *p)
 {
     return vec_set1(*p);
 }
+static inline vec_f vec_in_register(vec_f x) /* nothing to hold here */
+{
+    return x;
+}
 static inline vec_f vec_fmadd(vec_f a, vec_f b, vec_f c)
 {
     for (int i = 0; i < VEC_LANES; i++)
