@@ -12,9 +12,9 @@
  *        B the V rows in place (column-major d_v x nb; TRANS_B, which the
  *        JIT supports; libxsmm's JIT refuses TRANS_A).
  * The softmax between them (block_softmax.h) takes the widest vector exp
- * the CPU runs (exp_avx512.c 1.06 ulp, exp_avx2.c 0.77 ulp), else glibc's
- * expf: in plain C passes over contiguous rows, or with the AVX2 exp as one
- * AVX2 step, the same bits in two passes instead of five. In a masked
+ * the CPU runs (exp_avx512.c 1.06 ulp, exp_avx2.c 0.77 ulp), as one step
+ * of that ISA in two passes, else glibc's expf in plain C passes over
+ * contiguous rows (five passes; the same bits for the same exp). In a masked
  * block (the causal diagonal) the scores of hidden keys come from the same
  * GEMM and are set to -inf; P·V must not touch a hidden V row at all (a
  * GEMM would multiply it by p = 0, and 0·NaN is NaN), so it runs per group
@@ -189,14 +189,13 @@ static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
     float alpha[TQ];
     tile_gemm scores = make_gemm(rows, nb, d_k, rows, d_k, rows, 0, 0);
     gemm_run(&scores, t->qt, flash_k_row(t, j0), t->scores);
-    /* The AVX2 passes: n 1024, 4 heads, d 64, 1 thread on a Zen 3, the
+    /* The ISA's passes: n 1024, 4 heads, d 64, 1 thread on a Zen 3, the
      * plain C ones (SSE2 code) took 14 % of the call beside the exp's 10 %. */
     const xsmm_exp kind = exp_kind();
-    const int moved = kind == XSMM_EXP_AVX2
+    const int moved = kind == XSMM_EXP_AVX512 ? attn_block_softmax_avx512(t, j0, nb, masked, alpha)
+                      : kind == XSMM_EXP_AVX2
                           ? attn_block_softmax_avx2(t, j0, nb, masked, alpha)
-                          : attn_block_softmax_c(t, j0, nb, masked, alpha,
-                                                 kind == XSMM_EXP_AVX512 ? attn_exp_avx512_array
-                                                                         : libm_exp_array);
+                          : attn_block_softmax_c(t, j0, nb, masked, alpha, libm_exp_array);
     /* Once every row's max has settled, alpha is 1 throughout: x·1 = x. */
     for (int32_t c = 0; moved && c < d_v; c++) {
         float *a = t->acc + (size_t)c * rows;

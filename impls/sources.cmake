@@ -14,6 +14,7 @@ set(ATTN_SOURCES
   impls/exp_avx512.c
   impls/block_softmax.c
   impls/block_softmax_avx2.c
+  impls/block_softmax_avx512.c
   impls/widen_f16c.c
   impls/transpose.c
   impls/transpose_avx2.c
@@ -49,7 +50,7 @@ set_source_files_properties(impls/transpose_avx512.c PROPERTIES COMPILE_OPTIONS 
 # f16/bf16 widened in registers, chosen at run time (attn_widen_best).
 set_source_files_properties(impls/widen_f16c.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
 set_source_files_properties(impls/flash_avx512.c impls/flash_avx512_decode.c impls/exp_avx512.c
-                            PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+                            impls/block_softmax_avx512.c PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
 # avx512_bf16: vdpbf16ps and vcvtne2ps2bf16 (AVX512_BF16), vpermw (AVX512BW).
 set_source_files_properties(impls/flash_avx512_bf16.c impls/flash_avx512_bf16_decode.c
                             PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma;-mavx512bw;-mavx512bf16")
