@@ -3,20 +3,24 @@
  * are not their own (xsmm): the row max of the scaled scores, m and l
  * updated, the weights written over the scores, alpha[r] = exp(m - m').
  * Three forms with the same bits for the same exp:
- *   attn_block_softmax_c     plain C passes over contiguous rows with any
- *                            exp over arrays (libm's, exp_array.h's);
- *   attn_block_softmax_avx2  AVX2 + FMA with attn_exp_avx2, in two passes
- *                            instead of five (block_softmax_avx2.c, built
- *                            with its ISA's flags: call only when attn_cpu()
- *                            has AVX2 and FMA; rows a multiple of 8);
+ *   attn_block_softmax_c       plain C passes over contiguous rows with any
+ *                              exp over arrays (libm's, exp_array.h's);
+ *   attn_block_softmax_avx2    AVX2 + FMA with attn_exp_avx2, in two passes
+ *                              instead of five (block_softmax_avx2.c, built
+ *                              with its ISA's flags: call only when
+ *                              attn_cpu() has AVX2 and FMA; rows a multiple
+ *                              of 8);
  *   attn_block_softmax_avx512  the same with attn_exp_avx512 on 16 lanes
- *                            (block_softmax_avx512.c: AVX512F and FMA; rows
- *                            a multiple of 16).
- * Both take keys [j0, j0 + nb) of tile t (masked: -inf where a row does not
+ *                              (block_softmax_avx512.c: AVX512F and FMA;
+ *                              rows a multiple of 16).
+ * The two vector forms are one body (block_softmax_vec.h) on each ISA's
+ * primitives, and store alpha whole vectors at a time: alpha 64-byte
+ * aligned for them.
+ * All take keys [j0, j0 + nb) of tile t (masked: -inf where a row does not
  * see the key): x = s·scale (or -inf), m' = the max over x skipping NaN,
  * shift = m' or 0 where m' = -inf, alpha = exp(m - shift), p = exp(x -
  * shift), l = l·alpha + Σ_j p in key order (a multiply and an add, not an
- * FMA). Both return nonzero when some alpha is not 1 (the accumulator
+ * FMA). All return nonzero when some alpha is not 1 (the accumulator
  * needs its rescale). */
 #ifndef ATTN_BLOCK_SOFTMAX_H
 #define ATTN_BLOCK_SOFTMAX_H

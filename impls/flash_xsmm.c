@@ -186,7 +186,7 @@ static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
 static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
 {
     const int32_t rows = t->rows, d_k = t->d_k, d_v = t->d_v;
-    float alpha[TQ];
+    _Alignas(64) float alpha[TQ]; /* the vector steps store it whole */
     tile_gemm scores = make_gemm(rows, nb, d_k, rows, d_k, rows, 0, 0);
     gemm_run(&scores, t->qt, flash_k_row(t, j0), t->scores);
     /* The ISA's passes: n 1024, 4 heads, d 64, 1 thread on a Zen 3, the
