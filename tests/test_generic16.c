@@ -18,38 +18,7 @@
 #include "verify_case.h"
 
 #include "flash_block_generic.h"
-
-static const flash_geometry generic16_geometry = {
-    .lanes = VEC_LANES,
-    .max_rows = VEC_LANES * MAX_VECTORS,
-    .kv_block = KV_BLOCK,
-    .blocks = flash_blocks,
-};
-
-static int generic16_workspace(const attn_problem *p, size_t *bytes)
-{
-    return flash_workspace_size(p, &generic16_geometry, bytes);
-}
-
-static int generic16_run(const attn_problem *p, void *workspace)
-{
-    return flash_run(p, &generic16_geometry, workspace);
-}
-
-static const attn_variant generic16 = {
-    .name = "generic16",
-    .description = "the avx512 block kernel on portable 16-lane primitives",
-    .family = ATTN_FAMILY_ONLINE,
-    .cost = ATTN_COST_FAST,
-    .exp_ulps = 1, /* expf */
-    .tiles = {.keys = KV_BLOCK,
-              .rows = VEC_LANES * MAX_VECTORS,
-              .lanes = VEC_LANES,
-              .reg_keys = 6,
-              .reg_cols = 6},
-    .workspace_size = generic16_workspace,
-    .run = generic16_run,
-};
+#include "generic16_variant.h"
 
 int main(void)
 {

@@ -6,10 +6,10 @@
  * L1D; walked in one order every tile found them evicted (Sapphire Rapids:
  * 1.05-1.08x from the alternation). The order leaves no trace in O's
  * accuracy, so it is checked here by watching the reads: the generic
- * kernel is instantiated on the portable 16-lane primitives with avx512's
- * tile sizes, as test_generic16 does, and every broadcast it makes is
- * logged (the kernel broadcasts K in Q·Kᵀ and V in P·V, each straight from
- * the caller's tensors when they are f32). */
+ * kernel on the portable 16-lane primitives with avx512's tile sizes
+ * (generic16_variant.h, the variant test_generic16 verifies), every
+ * broadcast it makes logged (the kernel broadcasts K in Q·Kᵀ and V in P·V,
+ * each straight from the caller's tensors when they are f32). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,34 +67,7 @@ static inline vec_f logged_broadcast(const float *p)
 #define vec_broadcast logged_broadcast
 #include "flash_block_generic.h"
 #undef vec_broadcast
-
-static const flash_geometry logged_geometry = {
-    .lanes = VEC_LANES,
-    .max_rows = VEC_LANES * MAX_VECTORS,
-    .kv_block = KV_BLOCK,
-    .blocks = flash_blocks,
-};
-
-static int logged_workspace(const attn_problem *p, size_t *bytes)
-{
-    return flash_workspace_size(p, &logged_geometry, bytes);
-}
-
-static int logged_run(const attn_problem *p, void *workspace)
-{
-    return flash_run(p, &logged_geometry, workspace);
-}
-
-static const attn_variant logged16 = {
-    .name = "logged16",
-    .description = "the avx512 block kernel on portable primitives, its reads logged",
-    .family = ATTN_FAMILY_ONLINE,
-    .cost = ATTN_COST_FAST,
-    .exp_ulps = 1,
-    .tiles = {.keys = KV_BLOCK, .rows = VEC_LANES * MAX_VECTORS, .lanes = VEC_LANES},
-    .workspace_size = logged_workspace,
-    .run = logged_run,
-};
+#include "generic16_variant.h"
 
 /* A walk: one column tile's pass over a block's keys, each key's columns
  * [c0, c1] read in a row. */
@@ -214,7 +187,7 @@ int main(void)
         reads.overflow = 0;
         reads.at = malloc(sizeof *reads.at * reads.cap);
         char msg[256] = "";
-        const int rc = reads.at ? attn_run_variant(&logged16, &filled, buf.q, buf.k, buf.v,
+        const int rc = reads.at ? attn_run_variant(&generic16, &filled, buf.q, buf.k, buf.v,
                                                    (float *)buf.o, NULL, msg, sizeof msg)
                                 : ATTN_ENOMEM;
         CHECK(&t, rc == ATTN_OK && !reads.overflow, "%s: run %d (%s), log overflow %d", name, rc,
