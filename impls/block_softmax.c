@@ -48,5 +48,11 @@ int attn_block_softmax_c(const flash_tile *t, int32_t j0, int32_t nb, int masked
         t->l[r] = t->l[r] * alpha[r] + sum[r];
         moved |= !(alpha[r] == 1.0f);
     }
+    /* Once every row's max has settled, alpha is 1 throughout: x·1 = x. */
+    for (int32_t c = 0; moved && c < t->d_v; c++) {
+        float *a = t->acc + (size_t)c * rows;
+        for (int32_t r = 0; r < rows; r++)
+            a[r] *= alpha[r];
+    }
     return moved;
 }

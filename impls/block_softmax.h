@@ -20,8 +20,10 @@
  * see the key): x = s·scale (or -inf), m' = the max over x skipping NaN,
  * shift = m' or 0 where m' = -inf, alpha = exp(m - shift), p = exp(x -
  * shift), l = l·alpha + Σ_j p in key order (a multiply and an add, not an
- * FMA). All return nonzero when some alpha is not 1 (the accumulator
- * needs its rescale). */
+ * FMA), and the accumulator acc[c][r] (d_v columns, leading dimension
+ * rows) multiplied by alpha[r] (the vector forms skip a row vector whose
+ * alphas are all 1: the same bits). All return nonzero when some alpha is
+ * not 1. */
 #ifndef ATTN_BLOCK_SOFTMAX_H
 #define ATTN_BLOCK_SOFTMAX_H
 

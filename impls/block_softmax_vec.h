@@ -42,7 +42,18 @@ static int block_softmax_vec(const flash_tile *t, int32_t j0, int32_t nb, int ma
         const vec_f a = vec_exp(vec_sub(m, shift));
         vec_store(alpha + r, a);
         vec_store(t->m + r, m_new);
-        moved |= vec_any_not_one(a);
+        /* The accumulator's rescale, here where a is in a register, and
+         * only for a row vector whose alpha moved (x·1 = x: skipping it
+         * changes no bit). As a plain C loop of its own after the step,
+         * built for the baseline ISA, it took 5 % of xsmm's call
+         * (perf, n 4096, 8 heads, d 128, 1 thread, Sapphire Rapids). */
+        if (vec_any_not_one(a)) {
+            moved = 1;
+            for (int32_t c = 0; c < t->d_v; c++) {
+                float *acc = t->acc + (size_t)c * rows + r;
+                vec_store(acc, vec_mul(vec_load(acc), a));
+            }
+        }
         vec_f sum = vec_zero();
         for (int32_t j = 0; j < nb; j++) {
             float *sj = s + (size_t)j * rows;

@@ -1,9 +1,9 @@
 /* xsmm's softmax step in AVX2 and in AVX-512 (attn_block_softmax_avx2 and
  * _avx512, block_softmax.h) against the plain C form (attn_block_softmax_c,
  * which xsmm runs with libm's exp and ran with the vector exps before),
- * given the same ISA's exp over arrays: the same weights, m, l and alpha
- * bit for bit (NaNs as NaNs), and the same answer to "did some alpha
- * move". Tiles of 8 to 64 rows (multiples of the step's lanes), blocks of
+ * given the same ISA's exp over arrays: the same weights, m, l, alpha and
+ * rescaled accumulator bit for bit (NaNs as NaNs), and the same answer to
+ * "did some alpha move". Tiles of 8 to 64 rows (multiples of the step's lanes), blocks of
  * 1 to 64 keys, open and masked (rows that see none, some or all of the
  * block's keys), rows that have seen nothing yet (m = -inf), scores with
  * NaN, -inf and +inf, and scales from tiny to large. A step this CPU
@@ -20,7 +20,7 @@
 #include "exp_array.h"
 #include "flash_driver.h"
 
-enum { MAX_ROWS = 64, MAX_KEYS = 64 };
+enum { MAX_ROWS = 64, MAX_KEYS = 64, MAX_DV = 40 };
 
 typedef int (*softmax_step_fn)(const flash_tile *t, int32_t j0, int32_t nb, int masked,
                                float *alpha);
@@ -52,7 +52,7 @@ static int same(const float *a, const float *b, size_t n, size_t *where)
 }
 
 typedef struct tile_arrays {
-    float *scores, *m, *l, *alpha;
+    float *scores, *m, *l, *alpha, *acc;
     int32_t *seen;
 } tile_arrays;
 
@@ -76,7 +76,8 @@ int main(void)
         a[k].l = aligned_alloc(64, MAX_ROWS * sizeof(float));
         a[k].alpha = aligned_alloc(64, MAX_ROWS * sizeof(float));
         a[k].seen = aligned_alloc(64, MAX_ROWS * sizeof(int32_t));
-        if (!a[k].scores || !a[k].m || !a[k].l || !a[k].alpha || !a[k].seen) {
+        a[k].acc = aligned_alloc(64, MAX_ROWS * MAX_DV * sizeof(float));
+        if (!a[k].scores || !a[k].m || !a[k].l || !a[k].alpha || !a[k].seen || !a[k].acc) {
             fprintf(stderr, "block_softmax: out of memory\n");
             return 1;
         }
@@ -92,7 +93,8 @@ int main(void)
         ran++;
     }
     for (int k = 0; k < 2; k++)
-        free(a[k].scores), free(a[k].m), free(a[k].l), free(a[k].alpha), free(a[k].seen);
+        free(a[k].scores), free(a[k].m), free(a[k].l), free(a[k].alpha), free(a[k].seen),
+            free(a[k].acc);
     if (!ran) {
         printf("block_softmax: skipped, this CPU runs neither step\n");
         return 77;
@@ -112,8 +114,19 @@ static int check_step(check_tally *t, const vector_step *vs, tile_arrays *a, att
                 for (int masked = 0; masked <= 1; masked++)
                     for (int special = 0; special <= 1; special++) {
                         const int32_t rows = row_counts[ri], nb = key_counts[ki];
+                        /* 1 to MAX_DV columns of accumulator, with the
+                         * special values too (a NaN or Inf in acc stays). */
+                        const int32_t d_v = 1 + cases % MAX_DV;
                         if (rows % vs->lanes)
                             continue;
+                        for (int32_t i = 0; i < rows * d_v; i++) {
+                            float x = (float)(4.0 * attn_rng_uniform(rng) - 2.0);
+                            if (special) {
+                                double u = attn_rng_uniform(rng);
+                                x = u < 0.05 ? NAN : u < 0.08 ? INFINITY : u < 0.1 ? -0.0f : x;
+                            }
+                            a[0].acc[i] = a[1].acc[i] = x;
+                        }
                         flash_tile tile[2];
                         /* Inputs, the same in both copies. */
                         for (int32_t i = 0; i < rows * nb; i++) {
@@ -142,6 +155,8 @@ static int check_step(check_tally *t, const vector_step *vs, tile_arrays *a, att
                         for (int k = 0; k < 2; k++) {
                             memset(&tile[k], 0, sizeof tile[k]);
                             tile[k].rows = rows;
+                            tile[k].d_v = d_v;
+                            tile[k].acc = a[k].acc;
                             tile[k].scale = scales[si];
                             tile[k].scores = a[k].scores;
                             tile[k].m = a[k].m;
@@ -167,17 +182,25 @@ static int check_step(check_tally *t, const vector_step *vs, tile_arrays *a, att
                               "%s: rows %d, keys %d, masked %d, special %d: alpha[%zu] %a, want %a",
                               vs->name, rows, nb, masked, special, at, a[0].alpha[at],
                               a[1].alpha[at]);
+                        CHECK(t, same(a[0].acc, a[1].acc, (size_t)rows * d_v, &at),
+                              "%s: rows %d, keys %d, d_v %d, masked %d, special %d: acc[%zu] %a, "
+                              "want %a",
+                              vs->name, rows, nb, d_v, masked, special, at, a[0].acc[at],
+                              a[1].acc[at]);
                         CHECK(t, moved == moved_c,
                               "%s: rows %d, keys %d, masked %d, special %d: moved %d, want %d",
                               vs->name, rows, nb, masked, special, moved, moved_c);
                         cases++;
                     }
     /* A block that moves no max: alpha is 1 in every row and the step says
-     * so (xsmm then skips the accumulator's rescale); one row's max moved:
-     * it says that. */
+     * so, the accumulator untouched; one row's max moved: it says that, and
+     * that row's accumulator, only it, is scaled by its alpha. */
     for (int moves = 0; moves <= 1; moves++) {
-        const int32_t rows = 16, nb = 64;
-        flash_tile tile = {.rows = rows, .scale = 1.0f};
+        const int32_t rows = 16, nb = 64, d_v = 3;
+        flash_tile tile = {.rows = rows, .d_v = d_v, .scale = 1.0f};
+        for (int32_t i = 0; i < rows * d_v; i++)
+            a[0].acc[i] = 1.5f;
+        tile.acc = a[0].acc;
         tile.scores = a[0].scores;
         tile.m = a[0].m;
         tile.l = a[0].l;
@@ -194,6 +217,12 @@ static int check_step(check_tally *t, const vector_step *vs, tile_arrays *a, att
             ones += a[0].alpha[r] == 1.0f;
         CHECK(t, moved == moves && ones == rows - moves, "%s, %s: moved %d, %d of %d alphas 1",
               vs->name, moves ? "one max moved" : "no max moved", moved, ones, rows);
+        int kept = 0;
+        for (int32_t i = 0; i < rows * d_v; i++)
+            kept += a[0].acc[i] == (i % rows == 11 && moves ? 1.5f * a[0].alpha[11] : 1.5f);
+        CHECK(t, kept == rows * d_v && (!moves || a[0].alpha[11] < 1.0f),
+              "%s, %s: %d of %d accumulator values as expected (alpha[11] %g)", vs->name,
+              moves ? "one max moved" : "no max moved", kept, rows * d_v, a[0].alpha[11]);
     }
     return cases;
 }
