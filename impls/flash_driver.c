@@ -35,6 +35,7 @@ typedef struct flash_plan {
     /* f16/bf16 K/V: one key block of each, widened (stage_keys rows). */
     size_t kstage_at, vstage_at;
     int32_t stage_keys;  /* 0: K/V are f32, read in place */
+    size_t scratch_at;   /* the geometry's block_scratch_v: kv_block·d_v floats */
     size_t state_floats; /* m, l, acc of one tile */
     size_t acc_at;       /* acc's offset in a tile's state */
     size_t partials_at;  /* where the split partial states start (splits > 1) */
@@ -198,6 +199,8 @@ static int make_plan(const attn_problem *p, const flash_geometry *g, flash_plan 
         pl->kstage_at = carve(&end, (size_t)pl->kv_block * (size_t)s->d_k);
         pl->vstage_at = carve(&end, (size_t)pl->kv_block * (size_t)s->d_v);
     }
+    if (g->block_scratch_v && !pl->few)
+        pl->scratch_at = carve(&end, (size_t)pl->kv_block * (size_t)s->d_v);
     pl->slice_floats = end;
     if (end == SIZE_MAX || __builtin_mul_overflow(end, (size_t)p->threads, &end))
         return ATTN_ENOMEM;
@@ -520,6 +523,7 @@ static flash_tile start_tile(const attn_problem *p, const flash_geometry *g, con
         .l = state + pl->rows,
         .acc = pl->few ? NULL : state + pl->acc_at,
         .scores = slice + pl->scores_at,
+        .scratch = g->block_scratch_v && !pl->few ? slice + pl->scratch_at : NULL,
         .ld = pl->ld,
         .q = pl->few ? qt : NULL,
         .acc_rm = pl->few ? state + pl->acc_at : NULL,

@@ -153,6 +153,10 @@ typedef struct flash_geometry {
      * walks K/V alone. For kernels without a software prefetch of their
      * own, which wait on every block a tile re-reads from L3 or DRAM. */
     int f32_groups;
+    /* 1: the block functions get t->scratch, kv_block·d_v floats of the
+     * thread's own for one block's V rows (xsmm's masked P·V over a
+     * cleaned copy); 0: t->scratch is NULL. */
+    int block_scratch_v;
     /* Narrow K/V in the block kernels' own layout (NULL: each key block
      * widened to f32 with `widen`). Stages keys [j0, j0 + nb) of the head
      * (t->k_src, t->v_src, t->kv_type) into kbuf and vbuf, at most
@@ -210,10 +214,11 @@ struct flash_tile {
     int32_t kv_type;
     int32_t q_type; /* the type Q came in (qt holds its values as f32) */
     /* Running state, updated in place. Starts m = -inf, l = 0, acc = 0. */
-    float *m;      /* [rows] max of the scaled scores folded in so far */
-    float *l;      /* [rows] sum of exp(s - m) */
-    float *acc;    /* [d_v][rows] sum of exp(s - m)·v, transposed */
-    float *scores; /* [kv_block][rows] scratch for one block's scores */
+    float *m;       /* [rows] max of the scaled scores folded in so far */
+    float *l;       /* [rows] sum of exp(s - m) */
+    float *acc;     /* [d_v][rows] sum of exp(s - m)·v, transposed */
+    float *scores;  /* [kv_block][rows] scratch for one block's scores */
+    float *scratch; /* [kv_block][d_v] (the geometry's block_scratch_v), or NULL */
     /* few_kernel tiles only (qt and acc are NULL there): the same row-major,
      * rows ld floats apart, ld a multiple of 16 >= d_k, d_v, zero padded;
      * rows is a power of two <= few_rows. */

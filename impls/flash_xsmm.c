@@ -16,11 +16,10 @@
  * of that ISA in two passes, else glibc's expf in plain C passes over
  * contiguous rows (five passes; the same bits for the same exp). In a masked
  * block (the causal diagonal) the scores of hidden keys come from the same
- * GEMM and are set to -inf; P·V must not touch a hidden V row at all (a
- * GEMM would multiply it by p = 0, and 0·NaN is NaN), so it runs per group
- * of rows: a GEMM over the keys the whole group sees, and for the few that
- * only some of its rows see, a GEMM per step of the stair they form, on
- * the rows that see them (masked_pv).
+ * GEMM and are set to -inf; P·V is the whole block's GEMM too, but must
+ * not let a hidden V row reach a row at all (0·NaN is NaN): when one that
+ * some row does not see is Inf or NaN, the GEMM reads a cleaned copy and
+ * those values are added to the rows that see them (masked_pv).
  *
  * Dispatch: libxsmm keeps the generated code in its registry, so a
  * dispatch of a shape seen before is a lookup (thread-safe); a block does
@@ -32,10 +31,10 @@
  * TQ = TK = 64: a 64 x 64 score tile is 16 KiB and qt (64 x d_k) 16-32 KiB
  * for d_k <= 128, so both stay in L1 (48 KiB) while each tile is used; the
  * accumulator (64 x d_v) sits in L2. */
-#include <assert.h>
 #include <libxsmm.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "block_softmax.h"
 #include "cpu_features.h"
@@ -135,52 +134,67 @@ static void libm_exp_array(const float *x, float *y, size_t n)
         y[i] = expf(x[i]);
 }
 
-static int32_t clamp32(int32_t x, int32_t lo, int32_t hi)
+static int nonfinite(float x)
 {
-    return x < lo ? lo : x > hi ? hi : x;
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b & 0x7f800000u) == 0x7f800000u; /* exponent all ones: Inf or NaN */
 }
 
-/* acc[c][r] += Σ_j p[j][r]·v[j][c] over exactly the keys row r sees, in
- * groups of MASKED_ROWS rows, all as GEMMs on the group's rows. seen[] is
- * nondecreasing in r (flash_driver.h), so with s_r = seen[r] clamped to
- * the block, the keys [s_(r-1), s_r) are seen by rows r.. of the group and
- * by none before: a staircase. The keys every row sees, [j0, s_0), are one
- * GEMM on the group's rows; each step of the stair one on the rows r..
- * (usually one key: a rank-1 update). Which keys take which GEMM follows
- * from seen[] alone, never from the values (a hidden NaN must not change a
- * single bit: test_hidden_keys). History, n = 4096, 8 heads, 2 threads on
- * a Zen 4: the diagonal block in plain C cost a causal call nearly what a
- * non-causal one took (1.38x / 1.40x faster than non-causal at d 128 /
- * 64); the common keys as a GEMM and the stair's keys in plain C (a
- * select per row) gave 1.86x / 1.88x; the stair as GEMMs 1.022x / 1.019x
- * faster than that (alternating rounds of one process, causal), within
- * 1.009x of the whole block as one GEMM (wrong under a hidden NaN); groups
- * of 16 rows the same as 8. */
-enum { MASKED_ROWS = 8 };
-_Static_assert(LANES % MASKED_ROWS == 0, "tile rows (a multiple of LANES) come in whole groups");
+/* 1 when V rows [from, j0 + nb) are all finite (one pass, no branch in
+ * the loop, so that it vectorises). */
+static int rows_finite(const flash_tile *t, int32_t from, int32_t j0, int32_t nb)
+{
+    const float *v = flash_v_row(t, from);
+    const size_t n = (size_t)(j0 + nb - from) * (size_t)t->d_v;
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= nonfinite(v[i]);
+    return !any;
+}
 
+/* P·V of a masked block (the causal diagonal) as one GEMM over the whole
+ * block, as an open block's, so that every row gets the same bits whatever
+ * the keys it does not see hold. A hidden key's weight is +0 (its score is
+ * -inf): the GEMM adds it as 0·v, which is ±0 for a finite v and leaves
+ * the sum as it was (x + ±0 = x; a -0 sum may come out +0, the same
+ * value), but NaN for an Inf or NaN v. So when a V row from seen_min on
+ * (a key some row does not see) is not finite, the GEMM reads a copy of
+ * the block's V rows with every Inf and NaN made 0, and each of those
+ * values then reaches exactly the rows that see its key, as p·v added to
+ * their sums (Inf or NaN, as it would have been). Before, the masked P·V
+ * was a staircase of GEMMs over exactly the keys each group of 8 rows
+ * sees, mostly rank-1 updates with a dispatch each: the whole block's GEMM
+ * is 1.01x faster at d 128 and 1.03x at d 64 (causal n 4096, 8 heads,
+ * 2 threads on a Sapphire Rapids, alternating rounds). The staircase is
+ * not the fallback for a non-finite V: libxsmm's kernels of other shapes
+ * may round differently (m 8 against 64 at d_v 7), so a hidden NaN would
+ * have changed a row's bits through the path taken (test_hidden_keys). */
 static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
 {
     const int32_t rows = t->rows, d_v = t->d_v;
-    for (int32_t r0 = 0; r0 < rows; r0 += MASKED_ROWS) {
-        int32_t s[MASKED_ROWS];
-        for (int32_t r = 0; r < MASKED_ROWS; r++) {
-            s[r] = clamp32(t->seen[r0 + r], j0, j0 + nb);
-            assert(r == 0 || s[r] >= s[r - 1]);
-        }
-        if (s[0] > j0) {
-            tile_gemm pv = make_gemm(MASKED_ROWS, d_v, s[0] - j0, rows, d_v, rows, 1, 1);
-            gemm_run(&pv, t->scores + r0, flash_v_row(t, j0), t->acc + r0);
-        }
-        for (int32_t r = 1; r < MASKED_ROWS; r++) {
-            if (s[r] == s[r - 1])
-                continue;
-            tile_gemm step =
-                make_gemm(MASKED_ROWS - r, d_v, s[r] - s[r - 1], rows, d_v, rows, 1, 1);
-            gemm_run(&step, t->scores + (size_t)(s[r - 1] - j0) * rows + r0 + r,
-                     flash_v_row(t, s[r - 1]), t->acc + r0 + r);
-        }
+    const int32_t from = t->seen_min > j0 ? t->seen_min : j0;
+    tile_gemm pv = make_gemm(rows, d_v, nb, rows, d_v, rows, 1, 1);
+    if (rows_finite(t, from, j0, nb)) {
+        gemm_run(&pv, t->scores, flash_v_row(t, j0), t->acc);
+        return;
     }
+    const float *v = flash_v_row(t, j0);
+    const size_t n = (size_t)nb * (size_t)d_v;
+    for (size_t i = 0; i < n; i++)
+        t->scratch[i] = nonfinite(v[i]) ? 0.0f : v[i];
+    gemm_run(&pv, t->scores, t->scratch, t->acc);
+    for (int32_t j = 0; j < nb; j++)
+        for (int32_t c = 0; c < d_v; c++) {
+            const float x = v[(size_t)j * d_v + c];
+            if (!nonfinite(x))
+                continue;
+            const float *p = t->scores + (size_t)j * rows;
+            float *acc = t->acc + (size_t)c * rows;
+            for (int32_t r = 0; r < rows; r++)
+                if (j0 + j < t->seen[r])
+                    acc[r] += p[r] * x;
+        }
 }
 
 static void fold_block(const flash_tile *t, int32_t j0, int32_t nb, int masked)
@@ -233,6 +247,7 @@ static const flash_geometry xsmm_geometry = {
      * 600-630 ms; d = 64 and 96 unchanged). avx2's block kernels prefetch
      * the next block themselves: sharing changed nothing there. */
     .f32_groups = 1,
+    .block_scratch_v = 1, /* masked_pv's cleaned copy of a block's V */
 };
 
 static int xsmm_workspace(const attn_problem *p, size_t *bytes)
