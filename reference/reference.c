@@ -32,9 +32,22 @@ attn_ref_input attn_ref_input_make(const attn_shape *s, const float *q, const fl
     return attn_ref_input_make_typed(s, &f32, q, k, v, 0);
 }
 
+/* 2^k for -1022 <= k <= 1023, a normal double built from its fields: the
+ * decoding below multiplies an integer of at most 11 bits by it, exactly.
+ * Not ldexp: a libm call per element, and the reference decodes each K and
+ * V element once per query row; with ldexp, ldexp and scalbn were 44 % of
+ * `verify --variant amx --cases full` (bf16 inputs). */
+static double pow2(int k)
+{
+    const uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
 /* The formats from their definitions: binary16 is 1 sign, 5 exponent (bias
  * 15) and 10 fraction bits; bf16 the top 16 bits of a binary32. */
-double attn_ref_decode(const void *base, int32_t type, size_t index, int flush_subnormals)
+static inline double decode(const void *base, int32_t type, size_t index, int flush_subnormals)
 {
     if (type == 0)
         return ((const float *)base)[index];
@@ -46,15 +59,20 @@ double attn_ref_decode(const void *base, int32_t type, size_t index, int flush_s
         if (e == 31)
             return f ? NAN : sign * INFINITY;
         if (e == 0) /* zero or subnormal: f · 2^-24 */
-            return flush_subnormals ? sign * 0.0 : sign * ldexp((double)f, -24);
-        return sign * ldexp((double)(f + 1024), e - 25);
+            return flush_subnormals ? sign * 0.0 : sign * ((double)f * pow2(-24));
+        return sign * ((double)(f + 1024) * pow2(e - 25));
     }
     int e = (h >> 7) & 0xFF, f = h & 0x7F;
     if (e == 255)
         return f ? NAN : sign * INFINITY;
     if (e == 0) /* zero or subnormal: f · 2^-133 */
-        return flush_subnormals ? sign * 0.0 : sign * ldexp((double)f, -133);
-    return sign * ldexp((double)(f + 128), e - 134);
+        return flush_subnormals ? sign * 0.0 : sign * ((double)f * pow2(-133));
+    return sign * ((double)(f + 128) * pow2(e - 134));
+}
+
+double attn_ref_decode(const void *base, int32_t type, size_t index, int flush_subnormals)
+{
+    return decode(base, type, index, flush_subnormals);
 }
 
 int32_t attn_ref_keys_seen(const attn_shape *s, int32_t i)
@@ -101,6 +119,8 @@ double attn_ref_v_value(const attn_ref_input *in, int32_t b, int32_t h, int32_t 
                            in->flush_subnormals);
 }
 
+enum { Q_ROW_HELD = 512 };
+
 int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i, attn_ref_row *r)
 {
     const attn_shape *s = &in->shape;
@@ -116,8 +136,14 @@ int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i
     r->nan_in_qk = 0;
     r->inf_seen = 0;
     r->sigma = 0.0;
+    /* The query row decoded once when it fits here (the score loop below
+     * would decode each element again for every key). */
+    double q_row_values[Q_ROW_HELD];
+    const int held = s->d_k <= Q_ROW_HELD;
     for (int32_t t = 0; t < s->d_k; t++) {
-        double x = attn_ref_decode(in->q, in->types.q, q0 + (size_t)t, flush);
+        double x = decode(in->q, in->types.q, q0 + (size_t)t, flush);
+        if (held)
+            q_row_values[t] = x;
         r->nan_in_qk |= isnan(x);
         r->inf_seen |= isinf(x);
     }
@@ -134,8 +160,8 @@ int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i
         const size_t kj = k0 + (size_t)j * s->d_k;
         double dot = 0.0, abs_dot = 0.0;
         for (int32_t t = 0; t < s->d_k; t++) {
-            double x = attn_ref_decode(in->k, in->types.kv, kj + (size_t)t, flush);
-            double qt = attn_ref_decode(in->q, in->types.q, q0 + (size_t)t, flush);
+            double x = decode(in->k, in->types.kv, kj + (size_t)t, flush);
+            double qt = held ? q_row_values[t] : decode(in->q, in->types.q, q0 + (size_t)t, flush);
             r->nan_in_qk |= isnan(x);
             r->inf_seen |= isinf(x);
             dot += qt * x;
@@ -167,7 +193,7 @@ int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i
         const size_t vj = v0 + (size_t)j * s->d_v;
         r->scores[j] = w;
         for (int32_t c = 0; c < s->d_v; c++) {
-            double x = attn_ref_decode(in->v, in->types.kv, vj + (size_t)c, flush);
+            double x = decode(in->v, in->types.kv, vj + (size_t)c, flush);
             r->inf_seen |= isinf(x);
             r->o[c] += w * x;
             r->D[c] += w * fabs(x);
