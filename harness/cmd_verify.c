@@ -71,7 +71,8 @@ static void verify_help(void)
            "                   P in f32 only (a variant that takes no f32 K/V: every\n"
            "                   combination of 'all' it takes, in its classes)\n"
            "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3;\n"
-           "                   huge-logit cases always run at least 32: see cases.h)\n"
+           "                   huge-logit cases always run at least 32, and enough for\n"
+           "                   2048 output rows in all: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");
 }
