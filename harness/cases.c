@@ -151,7 +151,7 @@ int attn_case_min_seeds(const attn_case *c)
     /* 32 seeds and at least HUGE_LOGIT_ROWS output rows in all (a shape of
      * a few rows a seed, as `--shape` may give, takes more seeds), at most
      * verify's --seeds limit (cases.h says why). */
-    enum { HUGE_LOGIT_SEEDS = 32, HUGE_LOGIT_ROWS = 2048, SEEDS_MAX = 1000 };
+    enum { HUGE_LOGIT_SEEDS = 32, HUGE_LOGIT_ROWS = 512, SEEDS_MAX = 1000 };
     const attn_shape *s = &c->shape;
     const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
     if (rows <= 0)

@@ -67,13 +67,14 @@ int attn_types_all_f32(const attn_types *t);
  * AVX-512 kernels 311u, against 817u and 311u at 64 seeds); it has 16 a
  * seed now (512 rows; every variant, type and class within 0.43 of rule
  * B's bound on a Zen 4). So a huge-logit case takes 32 seeds or as many
- * as make 2048 rows (batch x heads_q x n_q a seed), at most 1000: a shape
+ * as make 512 rows (batch x heads_q x n_q a seed), at most 1000: a shape
  * of the user's with 4 rows a seed (B 2, Hq 2, n_q 1, n_kv 258, a bf16
- * cache) drew naive's 214u at 32 seeds against 1239u for xsmm; at n_kv
- * 100 naive's maximum was 27u over 512 rows and 9848u over 4000, with
- * every variant then within the rule. Not a cure: random shapes of 1-16
- * rows a seed at 2048 rows still failed 2 of 288 lines on a Sapphire
- * Rapids (rule B's maxima of a heavy-tailed error). */
+ * cache) drew naive's 214u at 32 seeds against 1239u for xsmm, and passed
+ * every variant, type and class at 128. Not a cure: at n_kv 100 naive's
+ * maximum was 27u over 512 rows (avx2, avx512, xsmm, blas failed) and
+ * 9848u over 4000 (all passed); 2048 rows still failed 2 of 288 lines of
+ * random 1-16-row shapes on a Sapphire Rapids, and cost the adversarial
+ * dtype suites 1.4-2.3x their time (this decode case at 128 seeds). */
 int attn_case_min_seeds(const attn_case *c);
 
 /* The canonical case name shared by verify, bench and the CSV:

@@ -72,7 +72,7 @@ static void verify_help(void)
            "                   combination of 'all' it takes, in its classes)\n"
            "  --seeds N        data seeds per case, 3 to 1000 (default 3: rule B needs 3;\n"
            "                   huge-logit cases always run at least 32, and enough for\n"
-           "                   2048 output rows in all: see cases.h)\n"
+           "                   512 output rows in all: see cases.h)\n"
            "  --filter REGEX   only cases whose name matches (POSIX extended regex)\n"
            "  --verbose        also print the naive yardstick per case\n");
 }

@@ -236,8 +236,11 @@ struct flash_tile {
  *   acc  = acc·exp(m - ms) + Σ_j exp(s_j - ms)·v_j ; m = m'
  * The exp argument is the float dot product, times scale, minus ms: at most
  * rule A's d_k + 2 roundings (d_k + 1 when scale and shift are one FMA).
- * Keys j >= seen[r] must not touch row r at all (not even as 0·v_j: v_j may
- * be NaN or Inf for a key the row cannot see). */
+ * Keys j >= seen[r] must not change row r: never 0·v_j with v_j NaN or Inf
+ * (a key the row cannot see may hold them). A hidden key's weight is +0, so
+ * a kernel may add 0·v_j for a finite v_j (±0: amx's tiles and xsmm's GEMM
+ * over a masked block do, after checking the block's V; a -0 sum may come
+ * out +0, the same value). */
 
 /* Key j's K and V rows (kv_row0 <= j, inside the rows the tile holds). */
 static inline const float *flash_k_row(const flash_tile *t, int32_t j)
