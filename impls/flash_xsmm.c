@@ -34,7 +34,6 @@
 #include <libxsmm.h>
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "block_softmax.h"
 #include "cpu_features.h"
@@ -134,13 +133,6 @@ static void libm_exp_array(const float *x, float *y, size_t n)
         y[i] = expf(x[i]);
 }
 
-static int nonfinite(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return (b & 0x7f800000u) == 0x7f800000u; /* exponent all ones: Inf or NaN */
-}
-
 /* 1 when V rows [from, j0 + nb) are all finite (one pass, no branch in
  * the loop, so that it vectorises). */
 static int rows_finite(const flash_tile *t, int32_t from, int32_t j0, int32_t nb)
@@ -149,7 +141,7 @@ static int rows_finite(const flash_tile *t, int32_t from, int32_t j0, int32_t nb
     const size_t n = (size_t)(j0 + nb - from) * (size_t)t->d_v;
     int any = 0;
     for (size_t i = 0; i < n; i++)
-        any |= nonfinite(v[i]);
+        any |= !isfinite(v[i]);
     return !any;
 }
 
@@ -182,12 +174,12 @@ static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
     const float *v = flash_v_row(t, j0);
     const size_t n = (size_t)nb * (size_t)d_v;
     for (size_t i = 0; i < n; i++)
-        t->scratch[i] = nonfinite(v[i]) ? 0.0f : v[i];
+        t->scratch[i] = isfinite(v[i]) ? v[i] : 0.0f;
     gemm_run(&pv, t->scores, t->scratch, t->acc);
     for (int32_t j = 0; j < nb; j++)
         for (int32_t c = 0; c < d_v; c++) {
             const float x = v[(size_t)j * d_v + c];
-            if (!nonfinite(x))
+            if (isfinite(x))
                 continue;
             const float *p = t->scores + (size_t)j * rows;
             float *acc = t->acc + (size_t)c * rows;
