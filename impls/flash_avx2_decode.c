@@ -9,26 +9,40 @@
  *           lanes with XOR permutes, so every lane of a row holds its m, l;
  *   P·V     V rows streamed in order into a register tile of acc (rp rows
  *           x nz column vectors), the weight broadcast from the scores.
- * K and V are each read front to back, once. Each key group's V rows are
- * prefetched into L2 while its scores run (P·V walks V in column passes,
- * rows strided by d_v, which the hardware prefetchers do not follow), and
- * K 4 KiB ahead of each line it loads, into L2 as well: into L1 each line
- * held one of the core's few L1 miss buffers for its whole trip from DRAM (on a
- * Zen 4, Hq 32 / Hkv 8, n_kv 32768, d 128, alternating rounds of one
- * process, into L2 was 1.38x / 1.25x faster with an f16 / bf16 cache at
- * 1 thread, 1.41x / 1.32x at 2). While a block's P·V runs, its column
- * passes also fetch the next block's K into L2 (few_pv). An f32 cache
- * once fetched the next key block in place of both of those (no V rows
- * ahead of their P·V, no K line 4 KiB ahead), a few lines per step of the
- * scores and P·V through the driver's counted plan (flash_prefetch_step:
- * a count and a pointer updated every step), and lost: the
- * same Zen 4, alternating rounds, without it 1.3-1.8x in cache (n_kv
- * 1024, 1 and 2 threads), 1.03-1.55x from DRAM at 1 thread and
- * 1.07-1.22x at 2 (Hq 32 / Hkv 8, d 64 and 128), d 256 0.85-1.18x at 1
- * thread and 1.10x at 2, only Hq 32 / Hkv 32 at 2 threads 0.95-0.98x.
- * Prefetching each group's K rows as one span (as avx512's decode does)
- * and V 8 KiB ahead in P·V's first pass instead: 0.65x / 0.74x with f16 /
- * bf16, f32 within noise. Rows as lanes
+ * K and V are each read front to back, once. P·V walks V in column
+ * passes, rows strided by d_v, which the hardware prefetchers do not
+ * follow, so a block's V rows must be in L2 before its P·V starts: each
+ * block's passes fetch the next block's V rows into L2, a line or two a
+ * key (few_pv), and a tile's first block fetches its own while its scores
+ * run. The scores read K in order, each line prefetched 4 KiB ahead into
+ * L2 (without it 0.87x on a Sapphire Rapids, Hq 32 / Hkv 8, d 128, 2
+ * threads): into L1 each line held one of the core's few L1 miss buffers
+ * for its whole trip from DRAM (on a Zen 4, Hq 32 / Hkv 8, n_kv 32768,
+ * d 128, alternating rounds of one process, into L2 was 1.38x / 1.25x
+ * faster with an f16 / bf16 cache at 1 thread, 1.41x / 1.32x at 2).
+ * So memory serves one stream at a time, in the order the kernel reads:
+ * the next V while P·V runs, K while the scores run. Before, the passes
+ * fetched the next block's K and each block's V was fetched while its
+ * own scores ran, a burst of the whole block's V beside the K stream
+ * that P·V's first pass then waited on. Against that, on a Sapphire
+ * Rapids (n_kv 32768, d 128, alternating rounds of one process over
+ * rotated copies on huge pages, as bench times decode): f32 Hq 32 /
+ * Hkv 8 1.20x at 2 threads and 1.19x at 1, Hq 32 / Hkv 32 1.14x and
+ * 1.14x, Hq 8 / 16 / 64 over Hkv 8 1.13x / 1.14x / 1.11x, d 256 1.18x,
+ * d_k 64 / d_v 128 1.15x, d_k 128 / d_v 64 1.07x, n_kv 512 at 1 thread
+ * 1.12x; an f16 cache 1.05x, bf16 1.00-1.08x; d 64 1.00x; one K/V head
+ * for 8 query heads with d_k 128 / d_v 64 (n_kv 8192) 0.97x. The kernel
+ * as it was had been tuned on a Zen 4, where this plan is unmeasured.
+ * There, an f32 cache once fetched the next key block in place of both
+ * of those (no V rows ahead of their P·V, no K line 4 KiB ahead), a few
+ * lines per step of the scores and P·V through the driver's counted plan
+ * (flash_prefetch_step: a count and a pointer updated every step), and
+ * lost: without it 1.3-1.8x in cache (n_kv 1024, 1 and 2 threads),
+ * 1.03-1.55x from DRAM at 1 thread and 1.07-1.22x at 2 (Hq 32 / Hkv 8,
+ * d 64 and 128), d 256 0.85-1.18x at 1 thread and 1.10x at 2, only Hq 32
+ * / Hkv 32 at 2 threads 0.95-0.98x. Prefetching each group's K rows as
+ * one span (as avx512's decode does) and V 8 KiB ahead in P·V's first
+ * pass: 0.65x / 0.74x with f16 / bf16, f32 within noise. Rows as lanes
  * (the block kernel) would leave 8 - R lanes idle and broadcast K element
  * by element: at GQA decode (R = 4) that ran at half the read roof. An
  * f16/bf16 KV cache is read as it is, 8 elements per 16-byte load widened
@@ -127,9 +141,11 @@ FLASH_INLINE void prefetch_k_line(const void *kb, const size_t *k, int kg, int32
 }
 
 /* Unscaled scores of the 8/R keys from key j (nk of them real: the rest
- * repeat the last, so reads stay in the block) with the R rows, lane i·R + r. */
+ * repeat the last, so reads stay in the block) with the R rows, lane i·R + r.
+ * fetch_v: the block is the tile's first, whose V rows no earlier P·V
+ * fetched (few_pv): its keys' V rows are fetched here. */
 FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk, const int R,
-                                     const int T)
+                                     const int T, int fetch_v)
 {
     const int kg = LANES / R;
     const int32_t d_k = t->d_k;
@@ -138,10 +154,10 @@ FLASH_INLINE __m256 few_group_scores(const flash_tile *t, int32_t j, int32_t nk,
     __m256 acc[LANES];
     for (int i = 0; i < kg; i++)
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
-    /* The keys' V rows, whole, into L2 while their scores run (see the
-     * top of the file); a staged block is already in cache. */
+    /* The first block's V rows, whole, into L2 while their scores run
+     * (see the top of the file); a staged block is already in cache. */
     const int prefetch = !t->staged;
-    if (prefetch) {
+    if (prefetch && fetch_v) {
         const void *vb = flash_kv_base(t, 1, T);
         const size_t row_bytes = (size_t)t->d_v * attn_dtype_size(T);
         for (int i = 0; i < min32(kg, nk); i++) {
@@ -189,7 +205,7 @@ static inline const char *line_at(uintptr_t at, size_t i)
 /* acc rows [r0, r0 + rp), column vectors [z0, z0 + nz) (the last one has
  * `last` lanes): alpha, then the block's weighted V rows. With `ahead` set,
  * each key also prefetches `lines` lines from there into L2 (the next
- * block's K: few_pv). */
+ * block's V: few_pv). */
 FLASH_INLINE void few_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int32_t r0,
                                  const int rp, int32_t z0, const int nz, int last, const int R,
                                  const int T, const int masked, const float *alpha, int rescale,
@@ -260,20 +276,17 @@ static inline uintptr_t pass_ahead(uintptr_t first_line, size_t span, size_t ste
     return at == SIZE_MAX ? 0 : first_line + at;
 }
 
-/* The next block's K rows, fetched into L2 while this block's P·V runs
- * (the plan: flash_avx2_decode_plan.h): few_group_scores prefetches K
- * only while the scores run, so DRAM idled through every P·V phase and
- * each block's scores began by waiting on it. A line or two a key, no
- * count tested in the loop (a runtime count there made GCC rebuild the
- * loop: 0.87x with K/V in L3). Zen 4, d 128, alternating rounds of one
- * process against the kernel without them, n_kv 32768, at 1 thread and
- * at 2: f32 Hq 32 / Hkv 8 1.20-1.33x and 1.16-1.23x, Hq 32 / Hkv 32
- * 1.11-1.27x and 1.05-1.20x, Hq 16 / Hkv 8 1.37-1.50x and 1.21-1.39x,
- * Hq 64 / Hkv 8 1.00-1.07x and 1.03-1.15x; an f16 or bf16 cache at
- * Hq 32 / Hkv 32 1.38-1.60x and 1.23-1.56x, at Hq 32 / Hkv 8 (bound by
- * the core there) 0.88-1.07x; n_kv 4096, f32, 1.04-1.21x; K/V in L3
- * (n_kv 1024, f32) 0.95-1.07x at Hq 32 / Hkv 8 and Hq 16 / Hkv 8,
- * 1.10-1.30x at Hq 32 / Hkv 32. */
+/* The next block's V rows, fetched into L2 while this block's P·V runs
+ * (the plan: flash_avx2_decode_plan.h; why V: the top of the file), a
+ * line or two a key, no count tested in the loop (a runtime count there
+ * made GCC rebuild the loop: 0.87x with K/V in L3 on a Zen 4). Fetching
+ * the next block's K here instead, with each block's V fetched during its
+ * own scores, measured on a Zen 4 (d 128, alternating rounds of one
+ * process against no fetch here at all, n_kv 32768, at 1 thread and at
+ * 2): f32 Hq 32 / Hkv 8 1.20-1.33x and 1.16-1.23x, Hq 32 / Hkv 32
+ * 1.11-1.27x and 1.05-1.20x, an f16 or bf16 cache at Hq 32 / Hkv 32
+ * 1.38-1.60x and 1.23-1.56x; the next V, on a Sapphire Rapids, a further
+ * 1.14-1.20x in f32. */
 FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int R, const int T,
                          const int masked, const float *alpha, int rescale)
 {
@@ -282,12 +295,11 @@ FLASH_INLINE void few_pv(const flash_tile *t, int32_t j0, int32_t nb, const int 
     const size_t step = avx2_few_ahead_step(R, T, nb);
     const int32_t nzv = np.vectors;
     const int lastn = t->d_v - LANES * (nzv - 1);
-    /* The next block's K rows, their lines from the first's (the driver's
+    /* The next block's V rows, their lines from the first's (the driver's
      * plan of them); none for a staged block. */
     flash_prefetch next = {0};
     if (!t->staged)
-        next = T == ATTN_F32 ? flash_prefetch_next_k(t, j0, nb)
-                             : flash_prefetch_next_source(t, j0, nb, 0);
+        next = flash_prefetch_next_source(t, j0, nb, 1);
     const uintptr_t first_line = (uintptr_t)next.at;
     const size_t span = 64 * (size_t)next.lines;
     int32_t z0 = 0, pass = 0;
@@ -315,7 +327,7 @@ FLASH_INLINE void few_block(const flash_tile *t, int32_t j0, int32_t nb, const i
                                     _mm256_and_si256(lane_index(), _mm256_set1_epi32(R - 1)));
     __m256 bmax = minus_inf;
     for (int32_t jj = 0; jj < nb; jj += kg) {
-        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T);
+        __m256 s = few_group_scores(t, j0 + jj, nb - jj, R, T, j0 == t->kv_begin);
         __m256i jv = _mm256_add_epi32(key, _mm256_set1_epi32(j0 + jj));
         __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(j0 + nb), jv);
         if (masked)

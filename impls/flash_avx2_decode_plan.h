@@ -1,6 +1,6 @@
 /* flash_avx2_decode_plan.h — the avx2 decode kernel's plan of a key block's
  * P·V (flash_avx2_decode.c): its column passes, and the lines of the next
- * block's K each pass asks for. Pure arithmetic on the shape, in a header
+ * block's V each pass asks for. Pure arithmetic on the shape, in a header
  * of its own so that tests/test_prefetch_plan.c checks the functions the
  * kernel calls (the kernel's walk over passes and keys around them is its
  * own). */
@@ -41,22 +41,20 @@ static inline avx2_few_passes avx2_few_column_passes(int32_t d_v, int widest)
     return (avx2_few_passes){nzv, nzv / 4, nzv % 4 / 2, nzv % 2};
 }
 
-/* The next block's K rows, fetched into L2 while this block's P·V runs
+/* The next block's V rows, fetched into L2 while this block's P·V runs
  * (flash_avx2_decode.c says why). The span is the lines of those rows,
  * from the one holding their first byte (the driver's plan of them:
- * flash_prefetch_next_k, flash_prefetch_next_source), 64 bytes a line.
- * Pass i of the block's column passes asks for `lines`
- * lines a key over its nb keys, the span's lines from i·step bytes on
- * (step = 64·lines·nb), or for none once i·step reaches the span. Two
- * lines a key where the passes would otherwise be too few (f32 in passes
- * of 4 vectors: d_k·4/64 lines a key over d_v/32 passes); a constant of
- * the kernel's rows and type, so the kernel's loop carries no count. The
- * passes reach passes·step bytes: with d_k = d_v at least the K bytes,
- * so every line of the span but, when the K rows start off a line, maybe
- * its last; with d_k > d_v the span's first passes·step bytes
- * (few_group_scores still prefetches each K line 4 KiB ahead). The last
- * pass may name up to step bytes past the span, where a prefetch does
- * nothing harmful. */
+ * flash_prefetch_next_source), 64 bytes a line. Pass i of the block's
+ * column passes asks for `lines` lines a key over its nb keys, the span's
+ * lines from i·step bytes on (step = 64·lines·nb), or for none once i·step
+ * reaches the span. Two lines a key where the passes would otherwise be
+ * too few (f32 in passes of 4 vectors: d_v·4/64 lines a key over d_v/32
+ * passes); a constant of the kernel's rows and type, so the kernel's loop
+ * carries no count. The passes reach passes·step bytes, at least the V
+ * bytes of a whole block whatever d_v: so every line of the span but,
+ * when the V rows start off a line, maybe its last. The last pass may
+ * name up to step bytes past the span, where a prefetch does nothing
+ * harmful. */
 static inline int avx2_few_ahead_lines(int rows, int32_t kv_type)
 {
     return kv_type == ATTN_F32 && avx2_few_widest(rows, kv_type) == 4 ? 2 : 1;
