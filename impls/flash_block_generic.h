@@ -250,10 +250,17 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     block_scores(t, j0, nb, nv, masked, bmax, &in_scores);
     int rescale = block_softmax(t, nb, nv, bmax, alpha);
     int v0 = 0;
+    if (masked && !flash_hidden_v_finite(t, j0, nb)) {
+        for (; v0 + GROUP <= nv; v0 += GROUP)
+            group_columns(t, j0, nb, v0, GROUP, 1, alpha, rescale, &in_pv);
+        if (v0 < nv)
+            group_columns(t, j0, nb, v0, nv - v0, 1, alpha, rescale, &in_pv);
+        return;
+    }
     for (; v0 + GROUP <= nv; v0 += GROUP)
-        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, &in_pv);
+        group_columns(t, j0, nb, v0, GROUP, 0, alpha, rescale, &in_pv);
     if (v0 < nv)
-        group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, &in_pv);
+        group_columns(t, j0, nb, v0, nv - v0, 0, alpha, rescale, &in_pv);
 }
 
 /* The instances and their table, flash_blocks. */

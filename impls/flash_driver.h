@@ -34,6 +34,7 @@
 #ifndef ATTN_FLASH_DRIVER_H
 #define ATTN_FLASH_DRIVER_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -238,9 +239,10 @@ struct flash_tile {
  * rule A's d_k + 2 roundings (d_k + 1 when scale and shift are one FMA).
  * Keys j >= seen[r] must not change row r: never 0·v_j with v_j NaN or Inf
  * (a key the row cannot see may hold them). A hidden key's weight is +0, so
- * a kernel may add 0·v_j for a finite v_j (±0: amx's tiles and xsmm's GEMM
- * over a masked block do, after checking the block's V; a -0 sum may come
- * out +0, the same value). */
+ * a kernel may add 0·v_j for a finite v_j (±0: amx's tiles, xsmm's GEMM,
+ * stream's and the vector block kernels' P·V over a masked block do, after
+ * checking the block's V with flash_hidden_v_finite; a -0 sum may come out
+ * +0, the same value). */
 
 /* Key j's K and V rows (kv_row0 <= j, inside the rows the tile holds). */
 static inline const float *flash_k_row(const flash_tile *t, int32_t j)
@@ -250,6 +252,23 @@ static inline const float *flash_k_row(const flash_tile *t, int32_t j)
 static inline const float *flash_v_row(const flash_tile *t, int32_t j)
 {
     return t->v + (size_t)(j - t->kv_row0) * t->d_v;
+}
+
+/* 1 when the block's V rows that some row does not see (keys from
+ * seen_min on) are all finite, so that its P·V may run as an open block's
+ * (the contract above). One pass with no branch in the loop, so that it
+ * vectorises. */
+static inline int flash_hidden_v_finite(const flash_tile *t, int32_t j0, int32_t nb)
+{
+    const int32_t from = t->seen_min > j0 ? t->seen_min : j0;
+    if (from >= j0 + nb)
+        return 1;
+    const float *v = flash_v_row(t, from);
+    const size_t n = (size_t)(j0 + nb - from) * (size_t)t->d_v;
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= !isfinite(v[i]);
+    return !any;
 }
 
 /* For few kernels that read K/V of type T themselves (few_reads): the

@@ -133,18 +133,6 @@ static void libm_exp_array(const float *x, float *y, size_t n)
         y[i] = expf(x[i]);
 }
 
-/* 1 when V rows [from, j0 + nb) are all finite (one pass, no branch in
- * the loop, so that it vectorises). */
-static int rows_finite(const flash_tile *t, int32_t from, int32_t j0, int32_t nb)
-{
-    const float *v = flash_v_row(t, from);
-    const size_t n = (size_t)(j0 + nb - from) * (size_t)t->d_v;
-    int any = 0;
-    for (size_t i = 0; i < n; i++)
-        any |= !isfinite(v[i]);
-    return !any;
-}
-
 /* P·V of a masked block (the causal diagonal) as one GEMM over the whole
  * block, as an open block's, so that every row gets the same bits whatever
  * the keys it does not see hold. A hidden key's weight is +0 (its score is
@@ -165,9 +153,8 @@ static int rows_finite(const flash_tile *t, int32_t from, int32_t j0, int32_t nb
 static void masked_pv(const flash_tile *t, int32_t j0, int32_t nb)
 {
     const int32_t rows = t->rows, d_v = t->d_v;
-    const int32_t from = t->seen_min > j0 ? t->seen_min : j0;
     tile_gemm pv = make_gemm(rows, d_v, nb, rows, d_v, rows, 1, 1);
-    if (rows_finite(t, from, j0, nb)) {
+    if (flash_hidden_v_finite(t, j0, nb)) {
         gemm_run(&pv, t->scores, flash_v_row(t, j0), t->acc);
         return;
     }

@@ -168,22 +168,10 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
     }
 }
 
-/* 1 when every V row of the block that some row does not see (keys from
- * seen_min on) is finite. */
-static int hidden_v_finite(const flash_tile *t, int32_t j0, int32_t nb)
-{
-    int ok = 1;
-    for (int32_t j = t->seen_min > j0 ? t->seen_min : j0; j < j0 + nb; j++) {
-        const float *v = flash_v_row(t, j);
-        for (int32_t c = 0; c < t->d_v; c++)
-            ok &= isfinite(v[c]) != 0;
-    }
-    return ok;
-}
-
 /* A masked block's P·V runs as an open block's when the V rows some row
  * does not see are finite: a hidden key's weight is +0 (its score -inf),
- * and 0·v adds ±0 (flash_driver.h's hidden-key contract); only a NaN or
+ * and 0·v adds ±0 (flash_driver.h's hidden-key contract, checked by
+ * flash_hidden_v_finite); only a NaN or
  * Inf there needs the per-row test. The test sat in the P·V's inner loop
  * (a compare and a select per FMA); without it, on a Sapphire Rapids
  * (alternating rounds of one process, 8 heads, 2 threads), causal n 4096
@@ -195,7 +183,7 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     float alpha[MAX_ROWS];
     block_scores(t, j0, nb, masked);
     int rescale = block_softmax(t, nb, alpha);
-    if (masked && !hidden_v_finite(t, j0, nb))
+    if (masked && !flash_hidden_v_finite(t, j0, nb))
         block_accumulate(t, j0, nb, 1, alpha, rescale);
     else
         block_accumulate(t, j0, nb, 0, alpha, rescale);
