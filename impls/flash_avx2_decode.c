@@ -15,7 +15,7 @@
  * block's passes fetch the next block's V rows into L2, a line or two a
  * key (few_pv), and a tile's first block fetches its own while its scores
  * run. The scores read K in order, each line prefetched 4 KiB ahead into
- * L2 (without it 0.87x on a Sapphire Rapids, Hq 32 / Hkv 8, d 128, 2
+ * L2 (without it 0.78x on a Sapphire Rapids, Hq 32 / Hkv 8, d 128, 2
  * threads): into L1 each line held one of the core's few L1 miss buffers
  * for its whole trip from DRAM (on a Zen 4, Hq 32 / Hkv 8, n_kv 32768,
  * d 128, alternating rounds of one process, into L2 was 1.38x / 1.25x
