@@ -171,13 +171,13 @@ static void block_accumulate(const flash_tile *t, int32_t j0, int32_t nb, int ma
 /* A masked block's P·V runs as an open block's when the V rows some row
  * does not see are finite: a hidden key's weight is +0 (its score -inf),
  * and 0·v adds ±0 (flash_driver.h's hidden-key contract, checked by
- * flash_hidden_v_finite); only a NaN or
- * Inf there needs the per-row test. The test sat in the P·V's inner loop
- * (a compare and a select per FMA); without it, on a Sapphire Rapids
- * (alternating rounds of one process, 8 heads, 2 threads), causal n 4096
- * took 1.045x less time at d 64 and 1.051x at d 128, causal n 512 d 64
- * 1.255x. `masked` stays a constant in each call of block_accumulate, so
- * both instances keep their vectorised loops. */
+ * flash_hidden_v_finite); only a NaN or Inf there needs the per-row test.
+ * The test sat in the P·V's inner loop (a compare and a select per FMA);
+ * without it, on a Sapphire Rapids (alternating rounds of one process,
+ * 8 heads, 2 threads), causal n 4096 took 1.045x less time at d 64 and
+ * 1.051x at d 128, causal n 512 d 64 1.255x. `masked` stays a constant
+ * in each call of block_accumulate, so both instances keep their
+ * vectorised loops. */
 FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const int masked)
 {
     float alpha[MAX_ROWS];
