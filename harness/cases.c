@@ -151,13 +151,15 @@ int attn_case_min_seeds(const attn_case *c)
     /* 32 seeds and at least HUGE_LOGIT_ROWS output rows in all (a shape of
      * a few rows a seed, as `--shape` may give, takes more seeds), at most
      * verify's --seeds limit (cases.h says why). */
-    enum { HUGE_LOGIT_SEEDS = 32, HUGE_LOGIT_ROWS = 512, SEEDS_MAX = 1000 };
+    enum { HUGE_LOGIT_SEEDS = 32, HUGE_LOGIT_ROWS = 512 };
     const attn_shape *s = &c->shape;
     const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
     if (rows <= 0)
         return HUGE_LOGIT_SEEDS;
     const int64_t need = (HUGE_LOGIT_ROWS + rows - 1) / rows;
-    return need <= HUGE_LOGIT_SEEDS ? HUGE_LOGIT_SEEDS : need >= SEEDS_MAX ? SEEDS_MAX : (int)need;
+    return need <= HUGE_LOGIT_SEEDS      ? HUGE_LOGIT_SEEDS
+           : need >= ATTN_CASE_SEEDS_MAX ? ATTN_CASE_SEEDS_MAX
+                                         : (int)need;
 }
 
 int attn_case_set_parse(const char *name)

@@ -77,6 +77,10 @@ int attn_types_all_f32(const attn_types *t);
  * dtype suites 1.4-2.3x their time (this decode case at 128 seeds). */
 int attn_case_min_seeds(const attn_case *c);
 
+/* The most seeds a case runs: verify's --seeds limit and the cap of
+ * attn_case_min_seeds. */
+enum { ATTN_CASE_SEEDS_MAX = 1000 };
+
 /* The canonical case name shared by verify, bench and the CSV:
  * impl=avx512,B=1,Hq=32,Hkv=8,nq=1,nkv=4096,dk=128,dv=128,causal=1[,scale=..][,data=..]
  *     [,q=..,kv=..,o=..][,p=..]

@@ -101,7 +101,7 @@ static int run_seeds(const verify_opts *o, const attn_variant *v, const attn_cas
         return -1;
     }
     int rc = 0;
-    const long seeds = o->seeds > attn_case_min_seeds(c) ? o->seeds : attn_case_min_seeds(c);
+    const long least = attn_case_min_seeds(c), seeds = o->seeds > least ? o->seeds : least;
     for (long seed = 1; rc == 0 && seed <= seeds; seed++) {
         attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
         attn_err_stats st, naive_st;
@@ -313,7 +313,8 @@ static int parse_verify_args(int argc, char **argv, verify_opts *o)
                 return -1;
             o->all_classes = 1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--seeds", &value)) != 0) {
-            if (r < 0 || cli_parse_long("verify", "--seeds", value, 3, 1000, &o->seeds) != 0)
+            if (r < 0 ||
+                cli_parse_long("verify", "--seeds", value, 3, ATTN_CASE_SEEDS_MAX, &o->seeds) != 0)
                 return -1;
         } else if ((r = cli_flag_value(argc, argv, &i, "--filter", &value)) != 0) {
             if (r < 0 || cli_set_filter("verify", value, &o->filter, &o->has_filter) != 0)

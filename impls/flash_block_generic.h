@@ -241,6 +241,18 @@ FLASH_INLINE void group_columns(const flash_tile *t, int32_t j0, int32_t nb, con
         tile_accumulate(t, j0, nb, c0, 1, v0, ng, masked, alpha, rescale, backward, pf);
 }
 
+/* P·V of a block for the tile's nv row vectors, GROUP at a time; masked
+ * a constant in each call, so each instance keeps its own loops. */
+FLASH_INLINE void block_pv(const flash_tile *t, int32_t j0, int32_t nb, const int nv,
+                           const int masked, const vec_f *alpha, int rescale, flash_prefetch *pf)
+{
+    int v0 = 0;
+    for (; v0 + GROUP <= nv; v0 += GROUP)
+        group_columns(t, j0, nb, v0, GROUP, masked, alpha, rescale, pf);
+    if (v0 < nv)
+        group_columns(t, j0, nb, v0, nv - v0, masked, alpha, rescale, pf);
+}
+
 /* One key block of a tile of nv row vectors: scores, softmax, P·V. The
  * prefetch plan is the driver's (flash_driver.h: this block's V during its
  * Q·Kᵀ, the next block's K during its P·V; staged, the next block's narrow
@@ -253,18 +265,10 @@ FLASH_INLINE void fold_block(const flash_tile *t, int32_t j0, int32_t nb, const 
     flash_prefetch in_pv = flash_prefetch_during_pv(t, j0, nb);
     block_scores(t, j0, nb, nv, masked, bmax, &in_scores);
     int rescale = block_softmax(t, nb, nv, bmax, alpha);
-    int v0 = 0;
-    if (masked && !flash_hidden_v_finite(t, j0, nb)) {
-        for (; v0 + GROUP <= nv; v0 += GROUP)
-            group_columns(t, j0, nb, v0, GROUP, 1, alpha, rescale, &in_pv);
-        if (v0 < nv)
-            group_columns(t, j0, nb, v0, nv - v0, 1, alpha, rescale, &in_pv);
-        return;
-    }
-    for (; v0 + GROUP <= nv; v0 += GROUP)
-        group_columns(t, j0, nb, v0, GROUP, 0, alpha, rescale, &in_pv);
-    if (v0 < nv)
-        group_columns(t, j0, nb, v0, nv - v0, 0, alpha, rescale, &in_pv);
+    if (masked && !flash_hidden_v_finite(t, j0, nb))
+        block_pv(t, j0, nb, nv, 1, alpha, rescale, &in_pv);
+    else
+        block_pv(t, j0, nb, nv, 0, alpha, rescale, &in_pv);
 }
 
 /* The instances and their table, flash_blocks. */

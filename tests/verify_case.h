@@ -25,7 +25,7 @@ static inline void check_verify_case(check_tally *t, const attn_variant *v,
     attn_err_init(&total);
     attn_err_init(&naive_total);
     int ran = 1;
-    const long seeds = attn_case_min_seeds(c) > min_seeds ? attn_case_min_seeds(c) : min_seeds;
+    const long least = attn_case_min_seeds(c), seeds = least > min_seeds ? least : min_seeds;
     for (long seed = 1; ran && seed <= seeds; seed++) {
         attn_shape s = attn_case_fill(c, (uint64_t)seed, b.q, b.k, b.v);
         attn_err_stats st, naive_st;
