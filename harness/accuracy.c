@@ -42,40 +42,65 @@ int attn_check_output(const attn_variant *v, const attn_problem *p, const void *
         attn_ref_input_make_typed(s, &p->types, p->q, p->k, p->v, v->denormals_are_zero);
     const attn_err_class cls = {p->types.o, p->p_round};
     const int64_t rows = (int64_t)s->batch * s->heads_q * s->n_q;
-    /* doubles: o, D, M, scores; then d_v floats of widened O (as doubles' room) */
-    const size_t per_row = 4 * (size_t)s->d_v + (size_t)s->n_kv;
-    const int threads = omp_get_max_threads();
-    double *scratch = malloc(sizeof(double) * per_row * (size_t)threads);
-    attn_err_stats *partial = calloc((size_t)threads, sizeof *partial);
     if (row_stride < 1)
         row_stride = 1;
+    /* doubles a row: o, D, M, scores; then d_v floats of widened O (as doubles' room) */
+    const size_t per_row = 4 * (size_t)s->d_v + (size_t)s->n_kv;
+    /* The rows checked, in chunks of `together`: the reference takes a
+     * chunk's rows of one K/V head at once (attn_reference_rows). */
+    const int32_t together = attn_ref_rows_within(per_row);
+    const int64_t checked = (rows + row_stride - 1) / row_stride;
+    const int64_t chunks = (checked + together - 1) / together;
+    const int threads = omp_get_max_threads();
+    double *scratch = malloc(sizeof(double) * per_row * (size_t)together * (size_t)threads);
+    attn_err_stats *partial = calloc((size_t)threads, sizeof *partial);
     if (!scratch || !partial) {
         free(scratch);
         free(partial);
         return ATTN_ENOMEM;
     }
+    int failed = 0;
     /* Per-thread partial statistics merged in thread order: the report is
      * the same whatever the scheduling. */
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) reduction(| : failed)
     {
         int t = omp_get_thread_num();
-        double *mine = scratch + per_row * (size_t)t;
-        attn_ref_row r = {.o = mine,
-                          .D = mine + s->d_v,
-                          .M = mine + 2 * (size_t)s->d_v,
-                          .scores = mine + 3 * (size_t)s->d_v};
+        double *mine = scratch + per_row * (size_t)together * (size_t)t;
+        attn_ref_row r[ATTN_REF_ROWS_MAX];
+        for (int32_t m = 0; m < together; m++) {
+            double *at = mine + per_row * m;
+            r[m] = (attn_ref_row){.o = at,
+                                  .D = at + s->d_v,
+                                  .M = at + 2 * (size_t)s->d_v,
+                                  .scores = at + 3 * (size_t)s->d_v};
+        }
         attn_err_init(&partial[t]);
 #pragma omp for schedule(static)
-        for (int64_t row = 0; row < rows; row += row_stride) {
-            int32_t i = (int32_t)(row % s->n_q);
-            int32_t h = (int32_t)(row / s->n_q % s->heads_q);
-            int32_t b = (int32_t)(row / s->n_q / s->heads_q);
-            attn_reference_row(&in, b, h, i, &r);
-            const float *got =
-                o_row_f32(o, p->types.o, (size_t)row, s->d_v, (float *)(r.scores + s->n_kv));
-            attn_err_row(&partial[t], &in, b, h, i, &r, got, v->exp_ulps,
-                         attn_variant_rescales(v, p->threads, r.n_seen), &cls);
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t first = c * together;
+            const int64_t last = first + together < checked ? first + together : checked;
+            for (int64_t k = first; k < last;) {
+                int32_t b = 0, h[ATTN_REF_ROWS_MAX], i[ATTN_REF_ROWS_MAX];
+                const int32_t n =
+                    attn_ref_rows_at(s, k * row_stride, row_stride, (int32_t)(last - k), &b, h, i);
+                if (attn_reference_rows(&in, b, h, i, n, r) != ATTN_OK) {
+                    failed = 1;
+                    break;
+                }
+                for (int32_t m = 0; m < n; m++) {
+                    const float *got = o_row_f32(o, p->types.o, (size_t)((k + m) * row_stride),
+                                                 s->d_v, (float *)(r[m].scores + s->n_kv));
+                    attn_err_row(&partial[t], &in, b, h[m], i[m], &r[m], got, v->exp_ulps,
+                                 attn_variant_rescales(v, p->threads, r[m].n_seen), &cls);
+                }
+                k += n;
+            }
         }
+    }
+    if (failed) {
+        free(scratch);
+        free(partial);
+        return ATTN_ENOMEM;
     }
     attn_err_init(out);
     for (int t = 0; t < threads; t++)

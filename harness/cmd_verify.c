@@ -59,8 +59,8 @@ static void verify_help(void)
            "                   values and cases of docs/accuracy.md) or growth (E_M against\n"
            "                   n_kv = 64 ... 16384) (repeatable)\n"
            "  --shape SHAPE    a case of your own (repeatable; alone unless --cases is given\n"
-           "                   too; the reference, in double, and naive are quadratic: a\n"
-           "                   shape of thousands of rows takes minutes):\n");
+           "                   too; the reference, in double, and naive are quadratic: n\n"
+           "                   4096 with 8 heads takes a minute or two):\n");
     attn_shape_arg_help(19, 1);
     printf("  --dtype LIST     element types, comma-separated: f32 (default), bf16, f16 (Q, K/V\n"
            "                   and O of that type), f16kv, bf16kv (f32 Q and O, a narrow KV\n"

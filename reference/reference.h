@@ -63,8 +63,31 @@ typedef struct attn_ref_row {
 } attn_ref_row;
 
 /* Fills `r` (whose arrays the caller provides) for query row i of batch b,
- * query head h. Returns ATTN_OK. */
+ * query head h. Returns ATTN_OK, or ATTN_ENOMEM for its scratch (a few
+ * rows of d_k and d_v doubles). */
 int attn_reference_row(const attn_ref_input *in, int32_t b, int32_t h, int32_t i, attn_ref_row *r);
+
+/* The same for `count` (1 ... ATTN_REF_ROWS_MAX) rows of batch b that read
+ * one K/V head, row m being query row i[m] of head h[m], into r[m]: each
+ * K/V row is decoded once for all of them. Each row gets the bits
+ * attn_reference_row gives it alone (a NaN may carry another payload:
+ * tests/test_reference_rows.c). ATTN_EINVAL for a count out of range or
+ * heads that read different K/V heads, ATTN_ENOMEM. */
+enum { ATTN_REF_ROWS_MAX = 64 };
+int attn_reference_rows(const attn_ref_input *in, int32_t b, const int32_t *h, const int32_t *i,
+                        int32_t count, attn_ref_row *r);
+
+/* How many rows to take together when each needs `doubles` doubles of
+ * the caller's scratch (o, D, M, scores): ATTN_REF_ROWS_MAX, fewer when
+ * those would pass 16 MiB a thread (n_kv beyond 32 thousand), at least 1. */
+int32_t attn_ref_rows_within(size_t doubles);
+
+/* The rows row, row + stride, ... (row-major over [batch][heads_q][n_q]),
+ * at most max_rows of them and ATTN_REF_ROWS_MAX, as far as they share
+ * the first one's batch and K/V head: their count, with *b and h[], i[]
+ * set for attn_reference_rows. */
+int32_t attn_ref_rows_at(const attn_shape *s, int64_t row, int64_t stride, int32_t max_rows,
+                         int32_t *b, int32_t *h, int32_t *i);
 
 /* The whole O in double, [batch][heads_q][n_q][d_v], for a valid shape:
  * what the public attn_reference (impls/api.c, which checks the shape)
