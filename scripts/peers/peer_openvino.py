@@ -17,6 +17,7 @@ sleeping; none is set (docs/peers.md).
 """
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -28,6 +29,15 @@ ops = None
 
 def load():
     global ov, ops
+    # No telemetry from a benchmark worker. `import openvino` imports its
+    # model converter, which starts a Google Analytics session unless the
+    # user opted out (or CI=true is set); its sender forks a process from a
+    # thread, and that child was seen deadlocked on a lock the fork copied,
+    # holding the worker's stdout and stderr open (ctest then waited out
+    # its timeout) and delaying the worker's quit past the client's limit.
+    # A None in sys.modules makes `import openvino_telemetry` fail, and the
+    # converter then takes its own stub (openvino/tools/ovc/telemetry_utils).
+    sys.modules["openvino_telemetry"] = None
     import openvino as _ov
     import openvino.opset13 as _ops
 

@@ -1,10 +1,15 @@
 """The OpenVINO adapter against the double-precision reference
 (peer_case.py), and the library behaviours its choices rest on."""
 
+import sys
 import unittest
 
 import numpy as np
 from peer_case import CASES, PeerCases, reference, shape_dict, within
+
+# run_sdpa below imports OpenVINO in this process: without its telemetry,
+# as the adapter does (peer_openvino.load says why).
+sys.modules["openvino_telemetry"] = None
 
 
 class TestOpenVino(PeerCases, unittest.TestCase):
@@ -19,6 +24,31 @@ class TestOpenVino(PeerCases, unittest.TestCase):
             with self.subTest(case=name):
                 reply, _ = self.check_case(name)
                 self.assertIn(want, reply["op"])
+
+
+class TestNoTelemetry(unittest.TestCase):
+    """The adapter imports OpenVINO without its telemetry, as a user's run
+    would (no CI variable, which OpenVINO's telemetry reads as an opt-out):
+    the model converter on its stub, no process forked, no usage counted."""
+
+    def test_load_starts_no_telemetry(self):
+        import os
+        import subprocess
+
+        from peer_case import PYTHON, ROOT
+
+        probe = (
+            "import multiprocessing, sys\n"
+            f"sys.path.insert(0, {os.path.join(ROOT, 'scripts', 'peers')!r})\n"
+            "import peer_openvino\n"
+            "peer_openvino.load()\n"
+            "import openvino.tools.ovc.telemetry_utils as t\n"
+            "print(t.tm.__name__, len(multiprocessing.active_children()))\n"
+        )
+        env = {k: v for k, v in os.environ.items() if k not in ("CI", "TF_BUILD", "JENKINS_URL")}
+        out = subprocess.run([PYTHON, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split(), ["openvino.tools.ovc.telemetry_stub", "0"], out.stderr)
 
 
 def run_sdpa(q, k, v, scale, causal, mask=None):
