@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "dtype.h"
 #include "reference.h"
 
 /* A small xorshift: the test's data is its own, not the harness's cases. */
@@ -69,11 +70,6 @@ static void fill(void *dst, int32_t t, size_t n, int specials, uint64_t *s)
     }
 }
 
-static size_t elem_size(int32_t t)
-{
-    return t == 0 ? 4 : 2;
-}
-
 static attn_ref_row row_at(double *base, const attn_shape *s)
 {
     return (attn_ref_row){.o = base,
@@ -123,8 +119,8 @@ static void one_case(check_tally *t, uint64_t *seed, int n_case)
     const size_t nq = (size_t)s.batch * s.heads_q * s.n_q * s.d_k,
                  nk = (size_t)s.batch * s.heads_kv * s.n_kv * s.d_k,
                  nv = (size_t)s.batch * s.heads_kv * s.n_kv * s.d_v;
-    void *q = malloc(nq * elem_size(ty.q)), *k = malloc(nk * elem_size(ty.kv)),
-         *v = malloc(nv * elem_size(ty.kv));
+    void *q = malloc(nq * attn_dtype_size(ty.q)), *k = malloc(nk * attn_dtype_size(ty.kv)),
+         *v = malloc(nv * attn_dtype_size(ty.kv));
     fill(q, ty.q, nq, specials, seed);
     fill(k, ty.kv, nk, specials, seed);
     fill(v, ty.kv, nv, specials, seed);
