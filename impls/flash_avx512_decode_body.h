@@ -45,7 +45,7 @@ static inline int32_t min32(int32_t a, int32_t b)
  * cache is read as it is, 16 elements per 32-byte load widened in registers
  * (vcvtph2ps; a zero-extension and a 16-bit shift for bf16, both AVX512F),
  * so it moves half the bytes (flash_avx512.c's few_reads: every type). */
-/* few_prefetch(T): K and V lines are also prefetched ahead of the loads,
+/* Prefetch: K and V lines are also prefetched ahead of the loads,
  * in address order, into L2 (prefetcht1): a prefetch into L1 holds one of
  * the core's few L1 miss buffers for the whole trip to DRAM, so the
  * stream a core could keep in flight was bounded by them; the loads then
@@ -53,25 +53,31 @@ static inline int32_t min32(int32_t a, int32_t b)
  * d 128, alternating rounds of one process), 8 KiB ahead: into L2 instead
  * of L1 1.13x (f16) and 1.25-1.28x (f32) at 1 thread, 1.14x and 1.10x at
  * 2; 4, 16 or 32 KiB ahead within +-5 % of 8.
- * How far ahead: 8 KiB (FEW_PREFETCH), but 3 KiB for an f32 cache where
- * the stream is read in order (K's span; V where one P·V pass reads its
- * rows whole: few_v_ahead). A decode reads K and V in turn, a key block
- * of each, and a core reading two arrays that way pulls less from DRAM
- * than reading one, by how far ahead it prefetches: on a Sapphire
- * Rapids, a stand-alone loop (2 threads, each its own two arrays in turn
- * 256 KiB at a time, no arithmetic) read 24.9 GB/s with 8 KiB ahead,
- * 27.6 with 4, 29.8 with 3, 29.2 with 2, 28.2 with no prefetch, against
- * 30-31 for one array read through. In the kernel, f32, Hq 32 / Hkv 8,
- * n_kv 32768, d 128, alternating rounds of one process over rotated
- * copies on huge pages (as bench times decode), against 8 KiB: 3 KiB
- * 1.07-1.08x at 2 threads (1.07x at 1), V's prefetch alone at 3 KiB
- * 1.05x and K's alone 1.01x; 2, 2.5, 3.5, 5 or 6 KiB 1.00-1.045x;
- * Hq 32 / Hkv 32 1.01-1.09x, Hq 64 / Hkv 8 1.03-1.04x, Hq 16 / Hkv 8
- * 1.06x, n_kv 4096 1.04x, batch 2 1.08x, 4 causal rows a head 1.07x,
- * d 32 1.07x, d_k 64 / d_v 128 1.06x. An f16 or bf16 cache keeps 8 KiB:
- * 3 KiB 0.99x / 1.01x, 4 KiB 0.98x (f16), and 6 KiB, which helped other
- * shapes (Hq 32 / Hkv 32 1.03-1.08x, d 256 1.08x), 0.97-0.99x at
- * Hq 32 / Hkv 8.
+ * How far ahead: K's span 3 KiB for an f32 cache; for f16 / bf16 6 KiB
+ * with 1 or 2 query rows a K/V head, else 8 KiB (few_k_ahead); V 3 KiB for
+ * f32 where one P·V pass reads the rows whole, else 8 KiB (few_v_ahead). A
+ * decode reads K and V in turn, a key block of each, and a core reading
+ * two arrays that way pulls less from DRAM than reading one, by how far
+ * ahead it prefetches: on a Sapphire Rapids, a stand-alone loop (2
+ * threads, each its own two arrays in turn 256 KiB at a time, no
+ * arithmetic) read 24.9 GB/s with 8 KiB ahead, 27.6 with 4, 29.8 with 3,
+ * 29.2 with 2, 28.2 with no prefetch, against 30-31 for one array read
+ * through. In the kernel, f32, Hq 32 / Hkv 8, n_kv 32768, d 128,
+ * alternating rounds of one process over rotated copies on huge pages (as
+ * bench times decode), against 8 KiB: 3 KiB 1.07-1.08x at 2 threads (1.07x
+ * at 1), V's prefetch alone at 3 KiB 1.05x and K's alone 1.01x; 2, 2.5,
+ * 3.5, 5 or 6 KiB 1.00-1.045x; Hq 32 / Hkv 32 1.01-1.09x, Hq 64 / Hkv 8
+ * 1.03-1.04x, Hq 16 / Hkv 8 1.06x, n_kv 4096 1.04x, batch 2 1.08x, 4
+ * causal rows a head 1.07x, d 32 1.07x, d_k 64 / d_v 128 1.06x. An f16 /
+ * bf16 cache, against 8 KiB for both: K and V at 3 KiB 0.99x / 1.01x, at 4
+ * KiB 0.98x (f16), at 6 KiB 0.97-0.99x at Hq 32 / Hkv 8 but 1.03-1.08x at
+ * Hq 32 / Hkv 32 and d 256; K's alone at 6 KiB 1.05x / 1.04x at Hq 32 /
+ * Hkv 32, 1.06x / 1.09x at d 256 (Hq 16 / Hkv 8), 0.99-1.01x at Hq 32 / 64
+ * over Hkv 8, d 64 and d 96 (4 and 8 rows a K/V head: they keep 8 KiB);
+ * K's alone at 4 KiB 0.99-1.00x, and at 6 KiB 0.98-0.99x with 2 rows at
+ * d 128 (Hq 16 / Hkv 8). The unchanged f16 kernel against itself (the
+ * build before as A) read 0.984x in one such series: +-2 % is the floor
+ * of these comparisons on this VM.
  * Where the rest of this comment says "prefetch", it was measured into L1
  * on a Zen 5. A key group's 16/R rows are read side by side, 16 columns of
  * each at a time; prefetching each load's own line ahead asked for the
@@ -84,12 +90,15 @@ static inline int32_t min32(int32_t a, int32_t b)
  * better. A stand-alone loop that reads two streams the same way (1
  * thread, 4 FMAs a line): 23-24 GB/s with per-row prefetches, 32-34 GB/s
  * with the span's (37-38 and 30 without the FMAs). */
-enum { MAX_NZ = 8, FEW_PREFETCH = 8192, FEW_PREFETCH_F32_IN_ORDER = 3072 };
+enum { MAX_NZ = 8, FEW_PREFETCH = 8192, FEW_PREFETCH_F32 = 3072, FEW_PREFETCH_K_NARROW = 6144 };
 
-/* Bytes ahead for a stream read in address order. */
-static inline int32_t few_prefetch(const int T)
+/* Bytes from a key group's K rows (R query rows a K/V head) to the span
+ * its steps prefetch. */
+static inline int32_t few_k_ahead(const int T, const int R)
 {
-    return T == ATTN_F32 ? FEW_PREFETCH_F32_IN_ORDER : FEW_PREFETCH;
+    if (T == ATTN_F32)
+        return FEW_PREFETCH_F32;
+    return R <= 2 ? FEW_PREFETCH_K_NARROW : FEW_PREFETCH;
 }
 
 /* P·V prefetches V at every 16-element vector, so an f16/bf16 line (two
@@ -244,7 +253,7 @@ typedef struct few_q_pairs {
 
 /* Unscaled scores of the 16/R keys from key j (nk of them are real: the
  * rest repeat the last, so reads stay in the block) with the R rows, lane
- * i·R + r; the lines few_prefetch(T) bytes past the group's rows are prefetched,
+ * i·R + r; the lines few_k_ahead(T, R) bytes past the group's rows are prefetched,
  * `per` a step (of 16 columns, or of 32 on pairs: qp.rows set, T bf16). */
 FLASH_INLINE __m512 few_group_scores(const flash_tile *t, few_q_pairs qp, int32_t j, int32_t nk,
                                      const int R, const int T, int32_t per)
@@ -258,7 +267,7 @@ FLASH_INLINE __m512 few_group_scores(const flash_tile *t, few_q_pairs qp, int32_
         k[i] = (size_t)(j - t->kv_row0 + min32(i, nk - 1)) * d_k;
     for (int n = 0; n < LANES; n++)
         acc[n] = _mm512_setzero_ps();
-    flash_prefetch pf = flash_prefetch_bytes(flash_byte_at(kb, k[0], T) + few_prefetch(T),
+    flash_prefetch pf = flash_prefetch_bytes(flash_byte_at(kb, k[0], T) + few_k_ahead(T, R),
                                              (int64_t)kg * d_k * (int64_t)attn_dtype_size(T));
     int32_t c = 0;
 #ifdef ATTN_DECODE_PAIRS
@@ -310,20 +319,21 @@ FLASH_INLINE __m512 fma_broadcast(__m512 acc, __m512 v, const float *p, __mmask1
 }
 
 /* How far ahead (in elements) a P·V pass over nz column vectors of the V
- * rows prefetches: few_prefetch(T) bytes when the pass reads the rows
- * whole, FEW_PREFETCH when they take several (few_pv: d_v past 128, or
- * a count of 16-column vectors not 1, 2, 4 or 8). A pass reads only its
- * columns of each row, so the same distance puts fewer of its lines in
- * flight, and strided passes wanted more of them than one pass's stream:
- * f32, Hq 32 / Hkv 8, n_kv 32768, 2 threads, alternating rounds as
- * above, against 8 KiB for every pass: 3 KiB 0.91x at d 96 (passes of
- * 4 and 2 vectors), 0.98x at d 256; 3 KiB of each pass's own bytes
- * (4.5 and 9 KiB of address at d 96) 0.96x and 0.98x; as here (8 KiB
- * for those passes, 3 KiB for K) d 96 0.99-1.01x, d 112 1.00x, d 256
- * 1.00x. */
+ * rows prefetches: for an f32 cache FEW_PREFETCH_F32 bytes when the pass
+ * reads the rows whole, FEW_PREFETCH when they take several (few_pv: d_v
+ * past 128, or a count of 16-column vectors not 1, 2, 4 or 8); an f16 /
+ * bf16 cache FEW_PREFETCH (above). A pass reads only its columns of each
+ * row, so the same distance puts fewer of its lines in flight, and
+ * strided passes wanted more of them than one pass's stream: f32, Hq 32 /
+ * Hkv 8, n_kv 32768, 2 threads, alternating rounds as above, against
+ * 8 KiB for every pass: 3 KiB 0.91x at d 96 (passes of 4 and 2 vectors),
+ * 0.98x at d 256; 3 KiB of each pass's own bytes (4.5 and 9 KiB of
+ * address at d 96) 0.96x and 0.98x; as here (8 KiB for those passes,
+ * 3 KiB for K) d 96 0.99-1.01x, d 112 1.00x, d 256 1.00x. */
 FLASH_INLINE size_t few_v_ahead(const flash_tile *t, const int nz, const int T)
 {
-    const int32_t bytes = nz * LANES >= t->d_v ? few_prefetch(T) : FEW_PREFETCH;
+    const int whole = nz * LANES >= t->d_v;
+    const int32_t bytes = T == ATTN_F32 && whole ? FEW_PREFETCH_F32 : FEW_PREFETCH;
     return (size_t)bytes / attn_dtype_size(T);
 }
 
