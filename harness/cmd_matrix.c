@@ -251,7 +251,8 @@ static int emit_peer_row(void *ctx, const attn_result_row *row)
 /* Every peer on every (shape, threads) cell of the preset, after the
  * variants (each peer cell is paired with the fastest variant row). */
 static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_roofs *roofs, peer_emit_ctx *pe, char *versions, size_t cap)
+                     matrix_roofs *roofs, int64_t deadline_ns, peer_emit_ctx *pe, char *versions,
+                     size_t cap)
 {
     int n = matrix_case_list(o, all, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n + 1));
@@ -260,8 +261,8 @@ static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_pea
     matrix_case_list(o, all, cases, n);
     /* Peer rows are appended to rf as they are written, so the pairing
      * must only see variant rows: best_variant() checks the kind. */
-    int rc = matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, roofs, emit_peer_row, pe,
-                              versions, cap);
+    int rc = matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, roofs, deadline_ns,
+                              emit_peer_row, pe, versions, cap);
     free(cases);
     return rc;
 }
@@ -341,7 +342,8 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         }
         if (rc == EXIT_OK && o->peers.n > 0) {
             peer_emit_ctx pe = {in, &rf, o->out, &tot};
-            if (run_peers(o, &rf, &pk, m.cores, paired, &pe, versions, sizeof versions) != 0)
+            if (run_peers(o, &rf, &pk, m.cores, paired, budgeted ? budget.peers_deadline_ns : 0,
+                          &pe, versions, sizeof versions) != 0)
                 rc = EXIT_FAILED;
             attn_meta_merge_peers(old_meta, rf.rows, rf.n_rows, versions, sizeof versions);
         }

@@ -197,6 +197,13 @@ static matrix_cost_class plan_class(const attn_variant *v)
 
 static void refit(matrix_budget *b);
 
+double matrix_budget_variant_share(int n_variants, int peers)
+{
+    if (peers <= 0 || n_variants <= 0)
+        return 1.0;
+    return (double)n_variants / (double)(n_variants + peers);
+}
+
 int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cells, int n,
                        const attn_peak *pk, int all, int64_t t_start_ns)
 {
@@ -238,9 +245,16 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
         calibrate(b, o, threads, n_threads, all, &overhead_s, &b->setup_per_byte);
     }
     /* 3 % kept back for what the model misses (the process exit, the
-     * sidecar); the earlier runs' time (--resume) is spent. */
-    const double usable_s = 0.97 * o->budget_s - b->elapsed_before_s;
+     * sidecar); the earlier runs' time (--resume: the variants' cells) is
+     * spent; the peers' share comes after the variants'. */
+    const double whole_s = 0.97 * o->budget_s;
+    const double peers_s = (1.0 - matrix_budget_variant_share(o->n_variants, o->peers.n)) * whole_s;
+    const double usable_s = whole_s - peers_s - b->elapsed_before_s;
     b->deadline_ns = t_start_ns + (int64_t)(usable_s * 1e9);
+    b->peers_deadline_ns = t_start_ns + (int64_t)((whole_s - b->elapsed_before_s) * 1e9);
+    if (o->peers.n > 0)
+        printf("matrix: plan: the %d peer(s) after the variants share %.0f s of the budget\n",
+               o->peers.n, peers_s);
     int np = plan_cells(b, o, cells, n, pk, b->setup_per_byte);
     double spent = (double)(attn_now_ns() - t_start_ns) * 1e-9;
     b->in = (matrix_plan_input){

@@ -18,12 +18,13 @@ typedef struct matrix_budget {
     int *cell_of; /* plan cell -> matrix cell */
     matrix_plan_rate *rates;
     int n_rates;
-    int *plan_of;        /* matrix cell -> plan cell, -1: not planned (skipped by rule) */
-    unsigned char *done; /* per plan cell */
-    int64_t deadline_ns;
-    double next_refit_s; /* of the plan's estimate: re-plan when this much is done */
-    double refit_step_s; /* a tenth of the first plan: refits shrink the plan, not the step */
-    char path[400];      /* FILE.plan */
+    int *plan_of;              /* matrix cell -> plan cell, -1: not planned (skipped by rule) */
+    unsigned char *done;       /* per plan cell */
+    int64_t deadline_ns;       /* the variants' cells: their share of the budget */
+    int64_t peers_deadline_ns; /* the peers' cells (--peers): the rest of it */
+    double next_refit_s;       /* of the plan's estimate: re-plan when this much is done */
+    double refit_step_s;       /* a tenth of the first plan: refits shrink the plan, not the step */
+    char path[400];            /* FILE.plan */
     /* FILE.plan had no state line (an older plan): its choices are kept as
      * they are, no re-planning. */
     int resumed;
@@ -38,8 +39,18 @@ typedef struct matrix_budget {
     double factor[MATRIX_MAX_VARIANTS];
 } matrix_budget;
 
+/* The variants' share of a budget when `peers` peers run after them
+ * (matrix --peers): an equal share per runner, n_variants / (n_variants
+ * + peers); 1 with no peers. A peer's cell also times the variant it is
+ * paired with, but the frameworks' cells are few beside the variants'
+ * sweep, and a budget all spent on the variants would leave every peer
+ * row skipped. */
+double matrix_budget_variant_share(int n_variants, int peers);
+
 /* Calibrates every variant at every thread count the cells use, plans the
- * cells into what is left of the budget since `t_start_ns`, writes
+ * cells into their share (matrix_budget_variant_share) of what is left of
+ * the budget since `t_start_ns` (the rest, to peers_deadline_ns, is the
+ * peers'), writes
  * FILE.plan, prints the plan and points each cell's `plan` at its choice.
  * On --resume with a readable FILE.plan there is no calibration: the run
  * carries on the saved plan - its choices, its model, each variant's

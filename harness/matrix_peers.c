@@ -327,8 +327,8 @@ static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_r
 
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
-                     size_t cap)
+                     matrix_roofs *roofs, int64_t deadline_ns, matrix_emit_fn emit, void *ctx,
+                     char *versions, size_t cap)
 {
     size_t used = 0;
     for (int pi = 0; pi < peers->n; pi++) {
@@ -350,7 +350,14 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
         attn_peer *peer = NULL;
         char why[400] = "";
         /* No worker for a run whose every cell it would skip. */
-        int started = to_run ? attn_peer_start(&po, &peer, why, sizeof why) : ATTN_PEER_SKIP;
+        /* This peer's share of the time to the deadline, from now. */
+        const int64_t t0 = attn_now_ns();
+        const int64_t share_end =
+            deadline_ns ? t0 + (deadline_ns > t0 ? (deadline_ns - t0) / (peers->n - pi) : 0) : 0;
+        const double share_s = (double)(share_end - t0) * 1e-9;
+        int started = to_run && (!deadline_ns || share_end > t0)
+                          ? attn_peer_start(&po, &peer, why, sizeof why)
+                          : ATTN_PEER_SKIP;
         if (started == ATTN_PEER_OK)
             attn_meta_add_peer(versions, cap, &used, name, attn_peer_version(peer));
         for (int ci = 0; ci < n; ci++) {
@@ -361,6 +368,10 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             if (!peer_types(&cases[ci].types))
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED,
                                     "peers run float32 or bfloat16 (Q, K/V and O in one type)");
+            else if (deadline_ns && attn_now_ns() >= share_end)
+                attn_result_row_set(&row, ATTN_ROW_SKIPPED,
+                                    "over budget (the peer's share of --budget, %.0f s, was spent)",
+                                    share_s > 0 ? share_s : 0.0);
             else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else {

@@ -23,10 +23,14 @@ typedef int (*matrix_emit_fn)(void *ctx, const attn_result_row *row);
  * `versions` receives {"torch": "2.15.0", ...} as a JSON object (cap
  * bytes): the version each peer it started reported (a resume keeps the
  * others': attn_meta_merge_peers). Returns 0, or -1 when emit failed or
- * the run was interrupted. */
+ * the run was interrupted. deadline_ns (0: none; --budget): the peers
+ * share the time to it, each what is left over the peers still to run
+ * when it starts; a peer's cells past its share are skipped rows, "over
+ * budget", in case order (the variants' plan ends where this share
+ * starts: matrix_budget_variant_share). */
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_roofs *roofs, matrix_emit_fn emit, void *ctx, char *versions,
-                     size_t cap);
+                     matrix_roofs *roofs, int64_t deadline_ns, matrix_emit_fn emit, void *ctx,
+                     char *versions, size_t cap);
 
 #endif

@@ -13,6 +13,7 @@ picks a behaviour:
   quitter   exits right after hello, before reading anything
   shortns   time answers one number fewer than asked
   chunked   like fake, but each reply arrives in three writes 50 ms apart
+  slow      like fake, but each setup takes 2 s (a cell that costs wall time)
 """
 
 import json
@@ -89,6 +90,8 @@ def main():
             if mode == "skipper":
                 send({"ok": False, "skip": "fake cannot compute exactly this problem"})
                 continue
+            if mode == "slow":
+                time.sleep(2)
             send(setup(req))
         elif cmd in ("time", "empty"):
             if mode == "skipper":

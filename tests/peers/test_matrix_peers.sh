@@ -75,9 +75,17 @@ if [[ $mode == fake ]]; then
         'len(peer) == 12 and all((r["status"] == "skipped" and r["reason"] == "peers run float32 or bfloat16 (Q, K/V and O in one type)") == (r["q_dtype"] == "f16" or r["q_dtype"] != r["kv_dtype"]) for r in peer)'
     check "a bf16 cell reaches the peer, which answers for itself" rows typed.csv \
         'sum(r["q_dtype"] == r["kv_dtype"] == "bf16" for r in peer) == 3 and all(r["status"] == "skipped" and "fake worker does f32 only" in r["reason"] for r in peer if r["q_dtype"] == r["kv_dtype"] == "bf16")'
+    # --budget covers the peers: each gets its share of the time, and its
+    # cells past that share are skipped rows saying so.
+    FAKE_PEER_MODE=slow run slow --peers torch --peer-python sh --peer-worker "$extra" --budget 2s
+    check "a peer's cells past its share of --budget: skipped over budget" rows slow.csv \
+        'len(peer) == 3 and sum(r["status"] == "skipped" and r["reason"].startswith("over budget") for r in peer) >= 2'
+    FAKE_PEER_MODE=fake run roomy --peers torch --peer-python sh --peer-worker "$extra" --budget 120s
+    check "within its share, every peer cell runs" rows roomy.csv \
+        'len(peer) == 3 and not [r for r in peer if "over budget" in r["reason"]]'
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=13
+    total=15
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0
