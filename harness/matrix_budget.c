@@ -197,7 +197,12 @@ static matrix_cost_class plan_class(const attn_variant *v)
 
 static void refit(matrix_budget *b);
 
-double matrix_budget_variant_share(int n_variants, int peers)
+/* The variants' share of a budget when `peers` peers run after them
+ * (matrix --peers): an equal share per runner; 1 with no peers. A peer's
+ * cell also times the variant it is paired with, but the frameworks'
+ * cells are few beside the variants' sweep, and a budget all spent on the
+ * variants would leave every peer row skipped. */
+static double variant_share(int n_variants, int peers)
 {
     if (peers <= 0 || n_variants <= 0)
         return 1.0;
@@ -248,7 +253,7 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
      * sidecar); the earlier runs' time (--resume: the variants' cells) is
      * spent; the peers' share comes after the variants'. */
     const double whole_s = 0.97 * o->budget_s;
-    const double peers_s = (1.0 - matrix_budget_variant_share(o->n_variants, o->peers.n)) * whole_s;
+    const double peers_s = (1.0 - variant_share(o->n_variants, o->peers.n)) * whole_s;
     const double usable_s = whole_s - peers_s - b->elapsed_before_s;
     b->deadline_ns = t_start_ns + (int64_t)(usable_s * 1e9);
     b->peers_deadline_ns = t_start_ns + (int64_t)((whole_s - b->elapsed_before_s) * 1e9);

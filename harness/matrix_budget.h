@@ -39,19 +39,11 @@ typedef struct matrix_budget {
     double factor[MATRIX_MAX_VARIANTS];
 } matrix_budget;
 
-/* The variants' share of a budget when `peers` peers run after them
- * (matrix --peers): an equal share per runner, n_variants / (n_variants
- * + peers); 1 with no peers. A peer's cell also times the variant it is
- * paired with, but the frameworks' cells are few beside the variants'
- * sweep, and a budget all spent on the variants would leave every peer
- * row skipped. */
-double matrix_budget_variant_share(int n_variants, int peers);
-
 /* Calibrates every variant at every thread count the cells use, plans the
- * cells into their share (matrix_budget_variant_share) of what is left of
- * the budget since `t_start_ns` (the rest, to peers_deadline_ns, is the
- * peers'), writes
- * FILE.plan, prints the plan and points each cell's `plan` at its choice.
+ * cells into the variants' share of what is left of the budget since
+ * `t_start_ns` (with --peers an equal share per variant and peer; the
+ * rest, to peers_deadline_ns, is the peers'), writes FILE.plan, prints the
+ * plan and points each cell's `plan` at its choice.
  * On --resume with a readable FILE.plan there is no calibration: the run
  * carries on the saved plan - its choices, its model, each variant's
  * record so far - with the wall time the earlier runs spent taken off the

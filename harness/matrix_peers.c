@@ -349,13 +349,13 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
         attn_peer_opts po = {peers->python, peers->worker, name, 0};
         attn_peer *peer = NULL;
         char why[400] = "";
-        /* No worker for a run whose every cell it would skip. */
-        /* This peer's share of the time to the deadline, from now. */
+        /* --budget: this peer's share of the time to the deadline, from
+         * now (none left: share_end is now). */
         const int64_t t0 = attn_now_ns();
-        const int64_t share_end =
-            deadline_ns ? t0 + (deadline_ns > t0 ? (deadline_ns - t0) / (peers->n - pi) : 0) : 0;
-        const double share_s = (double)(share_end - t0) * 1e-9;
-        int started = to_run && (!deadline_ns || share_end > t0)
+        const int64_t share_ns = deadline_ns > t0 ? (deadline_ns - t0) / (peers->n - pi) : 0;
+        const int64_t share_end = t0 + share_ns;
+        /* No worker for a run whose every cell it would skip. */
+        int started = to_run && (!deadline_ns || share_ns > 0)
                           ? attn_peer_start(&po, &peer, why, sizeof why)
                           : ATTN_PEER_SKIP;
         if (started == ATTN_PEER_OK)
@@ -371,7 +371,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             else if (deadline_ns && attn_now_ns() >= share_end)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED,
                                     "over budget (the peer's share of --budget, %.0f s, was spent)",
-                                    share_s > 0 ? share_s : 0.0);
+                                    (double)share_ns * 1e-9);
             else if (started != ATTN_PEER_OK)
                 attn_result_row_set(&row, ATTN_ROW_SKIPPED, "%s unavailable: %s", name, why);
             else {

@@ -27,7 +27,7 @@ typedef int (*matrix_emit_fn)(void *ctx, const attn_result_row *row);
  * share the time to it, each what is left over the peers still to run
  * when it starts; a peer's cells past its share are skipped rows, "over
  * budget", in case order (the variants' plan ends where this share
- * starts: matrix_budget_variant_share). */
+ * starts: matrix_budget_plan). */
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
                      matrix_roofs *roofs, int64_t deadline_ns, matrix_emit_fn emit, void *ctx,
