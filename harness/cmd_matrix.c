@@ -20,6 +20,7 @@
 #include "matrix.h"
 #include "matrix_budget.h"
 #include "matrix_peers.h"
+#include "matrix_sidecar.h"
 #include "peak.h"
 #include "perf_cases.h"
 #include "perf_cell.h"
@@ -229,6 +230,7 @@ typedef struct peer_emit_ctx {
     attn_results_file *rf;
     const char *path;
     matrix_totals *tot;
+    matrix_sidecar *sidecar;
 } peer_emit_ctx;
 
 static int emit_peer_row(void *ctx, const attn_result_row *row)
@@ -248,11 +250,18 @@ static int emit_peer_row(void *ctx, const attn_result_row *row)
     return 0;
 }
 
+static void peer_started(void *ctx, const char *peer, const char *version)
+{
+    peer_emit_ctx *pe = ctx;
+    attn_interrupt_lock(pe->in);
+    matrix_sidecar_peer_started(pe->sidecar, peer, version);
+    attn_interrupt_unlock(pe->in);
+}
+
 /* Every peer on every (shape, threads) cell of the preset, after the
  * variants (each peer cell is paired with the fastest variant row). */
 static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_roofs *roofs, int64_t deadline_ns, peer_emit_ctx *pe, char *versions,
-                     size_t cap)
+                     matrix_roofs *roofs, int64_t deadline_ns, peer_emit_ctx *pe)
 {
     int n = matrix_case_list(o, all, NULL, 0);
     attn_perf_case *cases = malloc(sizeof *cases * (size_t)(n + 1));
@@ -261,8 +270,8 @@ static int run_peers(const matrix_opts *o, attn_results_file *rf, const attn_pea
     matrix_case_list(o, all, cases, n);
     /* Peer rows are appended to rf as they are written, so the pairing
      * must only see variant rows: best_variant() checks the kind. */
-    int rc = matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, roofs, deadline_ns,
-                              emit_peer_row, pe, versions, cap);
+    const matrix_peer_sink sink = {emit_peer_row, peer_started, pe};
+    int rc = matrix_run_peers(o, &o->peers, cases, n, rf, pk, all, roofs, deadline_ns, &sink);
     free(cases);
     return rc;
 }
@@ -305,10 +314,9 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
     /* The sidecar before this run: a resume keeps its peers' versions. */
     size_t old_len = 0;
     char *old_meta = o->resume ? attn_read_text(meta, &old_len) : NULL;
-    char versions[512] = "";
-    attn_meta_merge_peers(old_meta, rf.rows, rf.n_rows, versions, sizeof versions);
-    if (rc == EXIT_OK && !reused_meta &&
-        attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) != 0) {
+    matrix_sidecar sidecar = {
+        .path = meta, .preset = run_name, .pk = &pk, .rf = &rf, .old_meta = old_meta};
+    if (rc == EXIT_OK && !reused_meta && matrix_sidecar_write(&sidecar, err, sizeof err) != 0) {
         fprintf(stderr, "matrix: %s\n", err);
         rc = EXIT_USAGE;
     }
@@ -325,9 +333,12 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         fflush(stdout);
         int64_t t0 = attn_now_ns();
         matrix_totals tot = {0};
-        /* Interrupted, FILE.plan keeps the time spent, for --resume. */
-        if (budgeted)
-            attn_interrupt_before_exit(in, matrix_budget_save_hook, &budget);
+        /* Interrupted, the sidecar is written from the rows so far and
+         * FILE.plan keeps the time spent, for --resume. */
+        attn_interrupt_lock(in);
+        sidecar.budget = budgeted ? &budget : NULL;
+        attn_interrupt_unlock(in);
+        attn_interrupt_before_exit(in, matrix_sidecar_on_interrupt, &sidecar);
         matrix_roofs roofs;
         matrix_roofs_init(&roofs, &pk,
                           o->bw_bytes ? o->bw_bytes : attn_peak_default_opts().bw_array_bytes,
@@ -337,16 +348,21 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
                       budgeted ? &budget : NULL) != 0)
             rc = EXIT_FAILED;
         if (budgeted) {
-            attn_interrupt_before_exit(in, NULL, NULL);
+            attn_interrupt_lock(in);
+            sidecar.budget = NULL; /* the peers' time is not the plan's */
+            attn_interrupt_unlock(in);
             matrix_budget_save(&budget);
         }
         if (rc == EXIT_OK && o->peers.n > 0) {
-            peer_emit_ctx pe = {in, &rf, o->out, &tot};
+            peer_emit_ctx pe = {in, &rf, o->out, &tot, &sidecar};
+            attn_interrupt_lock(in);
+            sidecar.peers_ran = 1;
+            attn_interrupt_unlock(in);
             if (run_peers(o, &rf, &pk, m.cores, paired, budgeted ? budget.peers_deadline_ns : 0,
-                          &pe, versions, sizeof versions) != 0)
+                          &pe) != 0)
                 rc = EXIT_FAILED;
-            attn_meta_merge_peers(old_meta, rf.rows, rf.n_rows, versions, sizeof versions);
         }
+        attn_interrupt_before_exit(in, NULL, NULL);
         matrix_roofs_free(&roofs);
         printf("matrix: %d rows (%d ok, %d skipped, %d failed",
                tot.ok + tot.skipped + tot.failed + tot.peer_findings, tot.ok, tot.skipped,
@@ -357,8 +373,7 @@ static int matrix_main(matrix_opts *o, attn_interrupt *in)
         printf(") written to %s in %.1f s; metadata in %s\n", o->out,
                (double)(attn_now_ns() - t0) * 1e-9, meta);
         /* The sidecar lists every row of the file above its roof. */
-        if (attn_meta_write(meta, run_name, &pk, rf.rows, rf.n_rows, versions, err, sizeof err) !=
-            0) {
+        if (matrix_sidecar_write(&sidecar, err, sizeof err) != 0) {
             fprintf(stderr, "matrix: %s\n", err);
             rc = EXIT_FAILED;
         }

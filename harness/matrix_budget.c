@@ -324,11 +324,6 @@ void matrix_budget_save(matrix_budget *b)
         fprintf(stderr, "matrix: %s\n", why);
 }
 
-void matrix_budget_save_hook(void *b)
-{
-    matrix_budget_save(b);
-}
-
 /* The run so far against the plan: each variant's record so far corrects
  * its cells' estimates; what is left is re-planned to the time left and
  * FILE.plan kept in step for --resume. */

@@ -60,9 +60,8 @@ void matrix_budget_cell_done(matrix_budget *b, int i);
 
 /* Writes FILE.plan with the state (the wall time spent so far included),
  * so a later --resume carries on from here. At the end of a run, and from
- * the interrupt handling thread (matrix_budget_save_hook, ctx = b). */
+ * the interrupt handling thread (matrix_sidecar_on_interrupt). */
 void matrix_budget_save(matrix_budget *b);
-void matrix_budget_save_hook(void *b);
 
 void matrix_budget_free(matrix_budget *b);
 

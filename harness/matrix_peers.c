@@ -31,7 +31,6 @@
 #include "cases.h"
 #include "peer_client.h"
 #include "perf_cell.h"
-#include "run_meta.h"
 #include "timer.h"
 
 static const char *const known_peers[MATRIX_MAX_PEERS] = {"torch", "onnxruntime", "openvino"};
@@ -327,10 +326,8 @@ static int wanted(const matrix_opts *o, const attn_result_row *row, const attn_r
 
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
-                     matrix_roofs *roofs, int64_t deadline_ns, matrix_emit_fn emit, void *ctx,
-                     char *versions, size_t cap)
+                     matrix_roofs *roofs, int64_t deadline_ns, const matrix_peer_sink *sink)
 {
-    size_t used = 0;
     for (int pi = 0; pi < peers->n; pi++) {
         const char *name = peers->names[pi];
         int todo = 0, to_run = 0;
@@ -359,7 +356,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                           ? attn_peer_start(&po, &peer, why, sizeof why)
                           : ATTN_PEER_SKIP;
         if (started == ATTN_PEER_OK)
-            attn_meta_add_peer(versions, cap, &used, name, attn_peer_version(peer));
+            sink->started(sink->ctx, name, attn_peer_version(peer));
         for (int ci = 0; ci < n; ci++) {
             attn_result_row row;
             peer_row_init(&row, name, &cases[ci], pk);
@@ -379,14 +376,12 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
                               &probes, &row);
             }
-            if (emit(ctx, &row) != 0) {
+            if (sink->emit(sink->ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);
-                attn_meta_close_peers(versions, cap, used);
                 return -1;
             }
         }
         attn_peer_close(peer, NULL, 0);
     }
-    attn_meta_close_peers(versions, cap, used);
     return 0;
 }

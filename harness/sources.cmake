@@ -45,6 +45,7 @@ set(ATTNBENCH_SOURCES
   harness/matrix_pair.c
   harness/matrix_roof.c
   harness/matrix_peers.c
+  harness/matrix_sidecar.c
   harness/matrix_budget.c
   harness/matrix_plan_file.c
   harness/peer_client.c

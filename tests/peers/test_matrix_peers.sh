@@ -85,9 +85,32 @@ if [[ $mode == fake ]]; then
     FAKE_PEER_MODE=fake run roomy --peers torch --peer-python sh --peer-worker "$extra" --budget 120s
     check "within its share, every peer cell runs" rows roomy.csv \
         'len(peer) == 3 and not [r for r in peer if "over budget" in r["reason"]]'
+    # Interrupted while a peer runs, the sidecar still names the library
+    # that timed the peer rows already in the CSV (a resume does not start
+    # that peer again for them, so it could not learn the version later).
+    # Job control on, or the background job would ignore SIGINT.
+    rm -f cut.csv cut.meta.json # a row left from an earlier run must not stop the wait
+    set -m
+    FAKE_PEER_MODE=slow "$attnbench" matrix --preset test --variant avx2 --threads 2 \
+        --repetitions 1 --min-time 0 --peak "$peak" --out cut.csv --overwrite \
+        --peer-rounds 2 --peers torch --peer-python sh --peer-worker "$extra" >cut.log 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do # until the first peer row (2 s of setup), at most 60 s
+        grep -q ',torch,peer,' cut.csv 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -INT "$pid"
+    wait "$pid"
+    code=$?
+    set +m
+    check "interrupted among the peer cells: exit 130, a peer row kept" \
+        sh -c "test $code -eq 130 && grep -q ',torch,peer,' cut.csv"
+    check "the interrupted run's sidecar names the peer's version" \
+        sidecar_peers cut.meta.json "p == ${fake_versions%%, \"openvino\"*}}"
     "$attnbench" matrix --preset test --peers tensorflow --out bad.csv >bad.log 2>&1
     check "an unknown peer is refused, exit 2" sh -c "test $? -eq 2 && grep -q \"'tensorflow' is not a peer\" bad.log"
-    total=15
+    total=17
 else
     run real --peers all --peer-python "$extra"
     check "exit 0" test $? -eq 0
