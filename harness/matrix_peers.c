@@ -170,6 +170,7 @@ typedef struct timing {
     int n_peer, n_variant;
     double *roof[2]; /* one pass of each of the cell's roofs per round (NULL: none) */
     int n_roof;
+    int64_t last_round_ns; /* the last round's wall time */
 } timing;
 
 /* Between the two sides: a thread pool that spin-waits after its last call
@@ -182,9 +183,12 @@ static void settle(void)
 }
 
 /* Rounds of (variant x k, peer x k, a pass of each roof), k from the
- * variant's time. */
+ * variant's time. stop_ns (0: none; --budget, the end of the peer's
+ * share): no round starts that the last one's length says would end past
+ * it, so a slow cell begun late takes one round, not the whole count. */
 static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_probes *probes,
-                     int rounds, double variant_ns, timing *t, char *err, size_t cap)
+                     int rounds, double variant_ns, int64_t stop_ns, timing *t, char *err,
+                     size_t cap)
 {
     const attn_roof_probe *roof[2];
     matrix_probe_list(probes, roof);
@@ -202,6 +206,9 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_pro
         return -1;
     }
     for (int r = 0; r < rounds; r++) {
+        const int64_t round_start = attn_now_ns();
+        if (r > 0 && stop_ns && round_start + t->last_round_ns > stop_ns)
+            break;
         settle();
         for (int i = 0; cell && i < k; i++) {
             int64_t t0 = attn_now_ns();
@@ -217,6 +224,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_pro
             return -1;
         t->n_peer += k;
         t->n_roof += matrix_roof_passes(roof, t->roof, t->n_roof, settle);
+        t->last_round_ns = attn_now_ns() - round_start;
     }
     return 0;
 }
@@ -224,7 +232,7 @@ static int alternate(attn_peer *peer, attn_perf_cell *cell, const matrix_row_pro
 /* One peer on one cell: setup (skip?), accuracy, alternating rounds. */
 static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_peer *peer,
                           const attn_perf_case *pc, const attn_result_row *best, int all,
-                          const matrix_row_probes *probes, attn_result_row *row)
+                          const matrix_row_probes *probes, int64_t stop_ns, attn_result_row *row)
 {
     char err[400] = "";
     attn_perf_cell cell;
@@ -268,7 +276,7 @@ static void run_peer_cell(const matrix_opts *o, const matrix_peers *peers, attn_
             row->overhead_ns = median_ns(empty, EMPTY_REPS, &lo, &hi);
         omp_set_num_threads(pc->threads);
         if (alternate(peer, best ? &cell : NULL, probes, peers->rounds,
-                      best ? best->time_ns_median : 1e6, &t, err, sizeof err) != 0) {
+                      best ? best->time_ns_median : 1e6, stop_ns, &t, err, sizeof err) != 0) {
             attn_result_row_set(row, ATTN_ROW_FAILED, "timing: %s", err);
         } else {
             row->time_ns_median = median_ns(t.peer, t.n_peer, &row->time_ns_min, &row->time_ns_max);
@@ -374,7 +382,7 @@ int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn
             else {
                 const matrix_row_probes probes = peer_probes(roofs, pk, &cases[ci], &row);
                 run_peer_cell(o, peers, peer, &cases[ci], best_variant(rf, &cases[ci]), all,
-                              &probes, &row);
+                              &probes, deadline_ns ? share_end : 0, &row);
             }
             if (sink->emit(sink->ctx, &row) != 0) {
                 attn_peer_close(peer, NULL, 0);

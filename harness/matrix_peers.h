@@ -29,11 +29,13 @@ typedef struct matrix_peer_sink {
  * per round, the row judged against their median.
  * sink->started hears the version each peer it starts reports (a resume
  * keeps the others': attn_meta_merge_peers). Returns 0, or -1 when emit
- * failed or the run was interrupted. deadline_ns (0: none; --budget): the peers
- * share the time to it, each what is left over the peers still to run
- * when it starts; a peer's cells past its share are skipped rows, "over
- * budget", in case order (the variants' plan ends where this share
- * starts: matrix_budget_plan). */
+ * failed or the run was interrupted.
+ * deadline_ns (0: none; --budget): the peers share the time to it (the
+ * variants' plan ends where this share starts: matrix_budget_plan), each
+ * what is left over the peers still to run when it starts. A peer's
+ * cells past its share are skipped rows, "over budget", in case order; a
+ * cell begun inside it starts no round that the last one's length says
+ * would end past it (one round at least). */
 int matrix_run_peers(const matrix_opts *o, const matrix_peers *peers, const attn_perf_case *cases,
                      int n, const attn_results_file *rf, const attn_peak *pk, int all,
                      matrix_roofs *roofs, int64_t deadline_ns, const matrix_peer_sink *sink);

@@ -14,6 +14,8 @@ picks a behaviour:
   shortns   time answers one number fewer than asked
   chunked   like fake, but each reply arrives in three writes 50 ms apart
   slow      like fake, but each setup takes 2 s (a cell that costs wall time)
+  slowtime  like fake, but each time request takes 0.3 s (rounds that cost
+            wall time)
 """
 
 import json
@@ -97,6 +99,8 @@ def main():
             if mode == "skipper":
                 send({"ok": False, "error": "'time' before a successful 'setup'"})
                 continue
+            if mode == "slowtime" and cmd == "time":
+                time.sleep(0.3)
             n = req["reps"] - (1 if mode == "shortns" else 0)
             unit = 1000 if cmd == "time" else 10
             send({"ok": True, "ns": [unit * (r + 1) for r in range(n)]})
