@@ -21,7 +21,10 @@ static int avx512_few_reads(int32_t kv_type)
     return 1;
 }
 
-static const flash_block_rule avx512_blocks = {.tile_max = KV_TILE_MAX, .few_max = KV_FEW_MAX};
+static const flash_block_rule avx512_blocks = {.tile_max = KV_TILE_MAX,
+                                               .few_max = KV_FEW_MAX,
+                                               .few_one_pass_max = KV_FEW_ONE_PASS_MAX,
+                                               .few_one_pass = attn_avx512_decode_one_pass};
 
 static const flash_geometry avx512_geometry = {
     .lanes = VEC_LANES,

@@ -39,7 +39,7 @@
  * n 4096, 8 heads, 2 threads, d 128: 1.07x. 48-key blocks with it 0.99x.
  * tests/test_pv_walk.c checks the order. */
 enum { MAX_VECTORS = 4, GROUP = 4, KV_BLOCK = 48, MAX_RT = 8, MAX_RC = 16, PV_SERPENTINE = 1 };
-enum { KV_TILE_MAX = 192, KV_FEW_MAX = 576 };
+enum { KV_TILE_MAX = 192, KV_FEW_MAX = 576, KV_FEW_ONE_PASS_MAX = 2304 };
 
 /* Keys per Q·Kᵀ register tile; more than 8 would need more key pointers than
  * there are general registers. */

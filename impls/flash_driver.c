@@ -86,6 +86,12 @@ int32_t flash_key_block(const flash_block_rule *r, int32_t step, int64_t l1d, in
                         int32_t rows, int32_t d_k, int32_t d_v, int few)
 {
     const int64_t kv_row = ((int64_t)d_k + d_v) * (int64_t)sizeof(float);
+    if (few && r->few_one_pass && r->few_one_pass(rows, d_v)) {
+        const int32_t kv_in_l2 = keys_within(l2, kv_row, step, r->few_one_pass_max);
+        const int32_t scores_in_l1 =
+            keys_within(l1d * 2 / 3, (int64_t)rows * 4, step, r->few_one_pass_max);
+        return kv_in_l2 < scores_in_l1 ? kv_in_l2 : scores_in_l1;
+    }
     const int32_t in_l2 = keys_within(l2 / 4, kv_row, step, few ? r->few_max : r->tile_max);
     if (few)
         return in_l2;

@@ -70,9 +70,25 @@ enum { FLASH_MAX_VECTORS = 4 };
  * within L2. K and V rows are counted as f32 whatever their type: the
  * blocks set the rounding, and a narrow cache must give the bits of f32
  * K/V of its values (tests/test_narrow_kv.c). Multiples of the geometry's
- * kv_block, at most tile_max / few_max keys. */
+ * kv_block, at most tile_max / few_max keys.
+ * A few-rows kernel whose P·V reads each V row of a block once
+ * (few_one_pass says when) takes K and V rows up to the whole L2 instead,
+ * its scores up to 2/3 of L1D, at most few_one_pass_max keys: nothing of
+ * the block is read twice, so only the switches count. Where
+ * P·V passes over the block's V rows again (more rows than one pass
+ * holds) they must still be in L2, and the quarter stays. Sapphire
+ * Rapids (2 MiB L2; 2016 keys at d 128 instead of 480), decode n_kv
+ * 32768, alternating rounds of one process, 2 threads: Hq 32 / Hkv 8
+ * f16 1.04-1.05x, bf16 1.05x, f32 1.02x, f16 at 1 thread 1.02x; Hq 32 /
+ * Hkv 32 1.005-1.008x; n_kv 4096 1.01x. The same blocks for 8 rows in
+ * passes re-reading V: 2 rows x Hq 32 / Hkv 8 causal 0.95x, Hq 64 / Hkv 8
+ * d 64 0.94-0.96x; so those keep the quarter. Scores past 2/3 of L1D
+ * (4032 keys at Hq 32 / Hkv 8, 64 KiB) 1.01x, against 1.05x at 2016. */
 typedef struct flash_block_rule {
-    int32_t tile_max, few_max;
+    int32_t tile_max, few_max, few_one_pass_max;
+    /* 1 when the few-rows kernel's P·V reads a block's V rows once for
+     * `rows` rows of d_v (NULL: never). */
+    int (*few_one_pass)(int32_t rows, int32_t d_v);
 } flash_block_rule;
 
 /* Keys per block for `rows` tile rows (few: a few-rows kernel), d_k and

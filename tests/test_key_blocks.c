@@ -14,13 +14,17 @@
 #include "check.h"
 #include "cpu_features.h"
 #include "flash_amx_blocks.h"
+#include "flash_avx512_decode.h"
 #include "flash_avx512_tiles.h"
 #include "flash_driver.h"
 #include "verify_case.h"
 
 /* avx512's rule, as flash_avx512.c builds it; the table below is by hand
- * for caps of 192 and 576 keys in steps of 48. */
-static const flash_block_rule avx512_rule = {.tile_max = KV_TILE_MAX, .few_max = KV_FEW_MAX};
+ * for caps of 192, 576 and 2304 keys in steps of 48. */
+static const flash_block_rule avx512_rule = {.tile_max = KV_TILE_MAX,
+                                             .few_max = KV_FEW_MAX,
+                                             .few_one_pass_max = KV_FEW_ONE_PASS_MAX,
+                                             .few_one_pass = attn_avx512_decode_one_pass};
 enum { STEP = KV_BLOCK, KIB = 1024 };
 
 typedef struct block_case {
@@ -32,8 +36,11 @@ typedef struct block_case {
 
 /* By hand from the rule: tiles take min(L1D/2 / (rows·4), L2/4 / ((d_k +
  * d_v)·4)) keys, few-rows kernels L2/4 / ((d_k + d_v)·4) (f32 whatever
- * the cache's type), each
- * rounded down to a multiple of 48 and clamped to [48, cap]. */
+ * the cache's type), or, where the decode kernel's P·V reads V once (at
+ * most 8 vectors of d_v, and 4 rows of whole vectors, 2 rows past 4
+ * vectors, 4 past 2, 8 below), min(L2 / ((d_k + d_v)·4), L1D·2/3 /
+ * (rows·4)); each rounded down to a multiple of 48 and clamped to [48,
+ * cap]. */
 static const block_case cases[] = {
     /* Zen 5: 48 KiB L1D, 1 MiB L2. 24576 / 256 = 96 keys of scores. */
     {"zen5", 48 * KIB, 1024 * KIB, 64, 128, 128, 0, 96},
@@ -43,31 +50,48 @@ static const block_case cases[] = {
     {"zen5", 48 * KIB, 1024 * KIB, 64, 512, 512, 0, 48},
     /* 16-row tiles: 384 keys of scores, capped at 192. */
     {"zen5", 48 * KIB, 1024 * KIB, 16, 128, 128, 0, 192},
-    /* Decode: 262144 / 1024 = 256 -> 240; d 256 128 -> 96. */
-    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 1, 240},
+    /* Decode in one P·V pass: 1048576 / 1024 = 1024 -> 1008 (scores:
+     * 32768 / 16 = 2048); d 256 takes two passes, the quarter: 262144 /
+     * 2048 = 128 -> 96; d_k 192 / d_v 128 one pass, 1048576 / 1280 = 819
+     * -> 816. */
+    {"zen5", 48 * KIB, 1024 * KIB, 4, 128, 128, 1, 1008},
     {"zen5", 48 * KIB, 1024 * KIB, 1, 256, 256, 1, 96},
-    {"zen5", 48 * KIB, 1024 * KIB, 1, 192, 128, 1, 192},
-    /* d 64: 262144 / 512 = 512 -> 480 (a multiple of 48 under 576). */
+    {"zen5", 48 * KIB, 1024 * KIB, 1, 192, 128, 1, 816},
+    /* d 64, 8 rows: two passes of 4, 262144 / 512 = 512 -> 480 (a
+     * multiple of 48 under 576). */
     {"zen5", 48 * KIB, 1024 * KIB, 8, 64, 64, 1, 480},
-    /* Zen 3: 32 KiB L1D, 512 KiB L2. 16384 / 256 = 64 -> 48. */
+    /* Zen 3: 32 KiB L1D, 512 KiB L2. 16384 / 256 = 64 -> 48; decode one
+     * pass 524288 / 1024 = 512 -> 480 (scores 21845 / 16 -> 1344). */
     {"zen3", 32 * KIB, 512 * KIB, 64, 128, 128, 0, 48},
-    {"zen3", 32 * KIB, 512 * KIB, 4, 128, 128, 1, 96},
+    {"zen3", 32 * KIB, 512 * KIB, 4, 128, 128, 1, 480},
     /* Sapphire Rapids: 48 KiB L1D, 2 MiB L2. */
     {"spr", 48 * KIB, 2048 * KIB, 64, 128, 128, 0, 96},
-    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 1, 480},
-    /* d 64: 524288 / 512 = 1024 keys, capped at 576. */
+    /* One pass: 2048 keys of K and V -> 2016, and 2048 of scores. */
+    {"spr", 48 * KIB, 2048 * KIB, 4, 128, 128, 1, 2016},
+    /* 8 rows at d 128: four passes of 2, the quarter: 480. */
+    {"spr", 48 * KIB, 2048 * KIB, 8, 128, 128, 1, 480},
+    /* 4 rows, d_v 120 (not whole vectors): two passes, 524288 / 960 =
+     * 546 -> 528. */
+    {"spr", 48 * KIB, 2048 * KIB, 4, 120, 120, 1, 528},
+    /* d 64: 8 rows two passes, 524288 / 512 = 1024 keys, capped at 576;
+     * 1 row one pass, 4096 capped at 2304; d 32, 8 rows one pass: the
+     * scores, 32768 / 32 = 1024 -> 1008. */
     {"spr", 48 * KIB, 2048 * KIB, 8, 64, 64, 1, 576},
+    {"spr", 48 * KIB, 2048 * KIB, 1, 64, 64, 1, 2304},
+    {"spr", 48 * KIB, 2048 * KIB, 8, 32, 32, 1, 1008},
     /* What detection falls back to (32 KiB, 256 KiB), and a head too wide
-     * for any budget: one step, never 0. */
-    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 4, 128, 128, 1, 48},
+     * for any budget: one step, never 0. One pass: 262144 / 1024 = 256
+     * -> 240. */
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 4, 128, 128, 1, 240},
+    {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 8, 128, 128, 1, 48},
     {"default", ATTN_CPU_DEFAULT_L1D, ATTN_CPU_DEFAULT_L2, 64, 4096, 4096, 0, 48},
 };
 
 static void check_rule(check_tally *t)
 {
-    CHECK(t, STEP == 48 && KV_TILE_MAX == 192 && KV_FEW_MAX == 576,
-          "avx512's step and caps changed (%d, %d, %d): update this table", STEP, KV_TILE_MAX,
-          KV_FEW_MAX);
+    CHECK(t, STEP == 48 && KV_TILE_MAX == 192 && KV_FEW_MAX == 576 && KV_FEW_ONE_PASS_MAX == 2304,
+          "avx512's step and caps changed (%d, %d, %d, %d): update this table", STEP, KV_TILE_MAX,
+          KV_FEW_MAX, KV_FEW_ONE_PASS_MAX);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const block_case *c = &cases[i];
         int32_t got =
@@ -76,15 +100,20 @@ static void check_rule(check_tally *t)
               c->rows, c->d_k, c->d_v, c->few ? "few" : "tile", got, c->want);
     }
     /* Over a sweep: multiples of the step within the caps, never more
-     * keys for a wider head or a smaller cache. */
+     * keys for a smaller cache, nor for a wider head whose decode P·V
+     * takes as many passes (4 rows at d 128 take one, at d 112 two: the
+     * wider head gets the longer blocks there). */
     const int64_t l2s[] = {256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB};
     for (int few = 0; few <= 1; few++)
         for (size_t c = 0; c < 4; c++) {
             int32_t prev = 1 << 30;
             for (int32_t d = 16; d <= 1024; d += 16) {
+                if (few &&
+                    attn_avx512_decode_one_pass(4, d) != attn_avx512_decode_one_pass(4, d - 16))
+                    prev = 1 << 30;
                 int32_t k =
                     flash_key_block(&avx512_rule, STEP, 48 * KIB, l2s[c], few ? 4 : 64, d, d, few);
-                const int32_t cap = few ? avx512_rule.few_max : avx512_rule.tile_max;
+                const int32_t cap = few ? avx512_rule.few_one_pass_max : avx512_rule.tile_max;
                 CHECK(t, k % STEP == 0 && k >= STEP && k <= cap && k <= prev,
                       "L2 %lld KiB, d %d, %s: %d keys (the d before: %d)",
                       (long long)(l2s[c] >> 10), d, few ? "few" : "tile", k, prev);
