@@ -258,7 +258,8 @@ int matrix_budget_plan(matrix_budget *b, const matrix_opts *o, matrix_cell *cell
     b->deadline_ns = t_start_ns + (int64_t)(usable_s * 1e9);
     b->peers_deadline_ns = t_start_ns + (int64_t)((whole_s - b->elapsed_before_s) * 1e9);
     if (o->peers.n > 0)
-        printf("matrix: plan: the %d peer(s) after the variants share %.0f s of the budget\n",
+        printf("matrix: plan: the %d peer(s) after the variants share %.0f s of the budget, "
+               "and what the variants leave of theirs\n",
                o->peers.n, peers_s);
     int np = plan_cells(b, o, cells, n, pk, b->setup_per_byte);
     double spent = (double)(attn_now_ns() - t_start_ns) * 1e-9;

@@ -8,12 +8,18 @@
  * the decode kernel. */
 enum { ATTN_AVX512_DECODE_ROWS = 8 };
 
-/* 1 when the decode kernel's P·V reads each V row of a key block once
- * for `rows` rows of d_v: all the columns in one 8-vector chunk and every
- * row in one pass over it (few_rows_pass: 4 rows of 8 vectors together
- * when d_v is whole vectors, whatever the K/V type; else 2 rows a pass
- * past 4 vectors, 4 past 2, 8 below). The key blocks are sized by it
- * (flash_block_rule). */
+/* Rows of accumulators one P·V pass over nz column vectors of V holds
+ * (few_rows_pass: a tile of at most 16 accumulators beside the V row). */
+static inline int attn_avx512_decode_rows_per_pass(int32_t nz)
+{
+    return nz > 4 ? 2 : nz > 2 ? 4 : 8;
+}
+
+/* 1 when the decode kernel's P·V, for `rows` rows of d_v, takes every
+ * row in one pass over the V rows' vectors: d_v within 8 vectors and at
+ * most the rows a pass over all of them holds, or 4 rows of 8 whole
+ * vectors (few_accumulate_wide, whatever the K/V type). The key blocks
+ * are sized by it (flash_block_rule). */
 static inline int attn_avx512_decode_one_pass(int32_t rows, int32_t d_v)
 {
     const int32_t nz = (d_v + 15) / 16;
@@ -21,8 +27,7 @@ static inline int attn_avx512_decode_one_pass(int32_t rows, int32_t d_v)
         return 0;
     if (rows == 4 && nz == 8)
         return d_v % 16 == 0;
-    const int32_t per_pass = nz > 4 ? 2 : nz > 2 ? 4 : 8;
-    return rows <= per_pass;
+    return rows <= attn_avx512_decode_rows_per_pass(nz);
 }
 
 /* A whole few-rows tile (rows 1, 2, 4 or 8); call only with AVX512F. */

@@ -456,7 +456,7 @@ FLASH_INLINE void few_rows_pass(const flash_tile *t, int32_t j0, int32_t nb, int
         few_accumulate_wide(t, j0, nb, z0, last, T, masked, alpha, rescale);
         return;
     }
-    const int rp_max = nz > 4 ? 2 : nz > 2 ? 4 : 8;
+    const int rp_max = attn_avx512_decode_rows_per_pass(nz);
     const int rp = R < rp_max ? R : rp_max;
     for (int32_t r0 = 0; r0 < R; r0 += rp)
         few_accumulate(t, j0, nb, r0, rp, z0, nz, last, R, T, masked, alpha, rescale);
